@@ -1,0 +1,94 @@
+// fp8q — the tuning: HOW a GPU kernel runs (threads, vectors, tiles, store path, atomics,
+// conversion path). It never changes an output byte: tests/gpu proves that for every tuning it
+// runs. The host backend ignores it. Zero fields mean "the default for this architecture",
+// resolved by resolve_tuning(), the one constexpr function that both the host-side dispatch
+// (grid sizes) and the kernels (launch bounds, tile arrays) evaluate.
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/config.hpp"
+#include "fp8q/spec.hpp"
+
+namespace fp8q {
+
+/// Memory order of the amax atomics. Max is commutative and nothing is read back inside the
+/// launch, so relaxed is enough and cheapest; acq_rel and seq_cst exist to measure that.
+enum class memory_order : std::uint8_t { relaxed, acq_rel, seq_cst };
+
+/// Scope of the amax atomics.
+enum class memory_scope : std::uint8_t { device, system };
+
+/// How a tile reaches global memory.
+enum class store_path : std::uint8_t {
+  automatic,  ///< staged where the output is transposed, direct otherwise
+  direct,     ///< each thread stores what it computed
+  staged,     ///< through a padded shared-memory/LDS tile so stores are whole coalesced lines
+};
+
+/// How tensorwise dynamic scaling finds the scale before casting.
+enum class tensor_path : std::uint8_t {
+  automatic,   ///< the measured faster one (see tuning defaults in docs/design.md)
+  two_launch,  ///< amax launch, then cast launch that computes the scale itself
+  last_block,  ///< one launch: the last block to finish (acq_rel counter) publishes the scale
+};
+
+/// Which f32 -> FP8 conversion the kernels use.
+enum class convert_path : std::uint8_t {
+  automatic,  ///< hardware where proven identical on every input, software elsewhere
+  software,   ///< fp8q::encode (the definition)
+  hardware,   ///< NVIDIA cvt.rn.satfinite (sm_89+) / AMD v_cvt_pk_fp8_f32 after a NaN-keeping clamp
+};
+
+/// A tuning. Zero / automatic fields take the architecture's defaults.
+struct tuning {
+  int threads = 0;       ///< threads per block (a multiple of the wave size)
+  int vector_bytes = 0;  ///< bytes per input vector load (4, 8 or 16)
+  int tile_rows = 0;     ///< rows per block tile (colwise / transposed paths)
+  int tile_cols = 0;     ///< columns per block tile
+  store_path store = store_path::automatic;
+  memory_order amax_order = memory_order::relaxed;
+  memory_scope amax_scope = memory_scope::device;
+  tensor_path tensor = tensor_path::automatic;
+  convert_path convert = convert_path::automatic;
+  friend constexpr bool operator==(const tuning&, const tuning&) = default;
+};
+
+/// Hardware facts a default tuning depends on, known at compile time for each device pass.
+struct arch_traits {
+  int wave_size = 32;
+  int shared_bytes = 48 * 1024;  ///< static shared memory a block may use without opt-in
+};
+
+/// Fill every automatic field of `t` for spec `s` on an architecture with traits `a`.
+///   threads 256: 8 warps (NVIDIA) or 4 waves (CDNA) keep 2+ blocks per SM/CU resident with
+///     16-byte loads in flight; measured on H200 2026-11-29, see docs/design.md "Defaults".
+///   tile 64 x 64 for the colwise/transposed paths: a 64-column strip of bf16 is 128 B per row,
+///     one full line, and a 64 x 64 byte FP8 tile transposes in 4 KiB of shared memory plus
+///     padding, far inside 48 KiB on both vendors.
+constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
+  (void)s;
+  if (t.threads == 0) t.threads = 256;
+  if (t.vector_bytes == 0) t.vector_bytes = 16;
+  if (t.tile_rows == 0) t.tile_rows = 64;
+  if (t.tile_cols == 0) t.tile_cols = 64;
+  if (t.tensor == tensor_path::automatic) t.tensor = tensor_path::two_launch;
+  if (t.convert == convert_path::automatic) t.convert = convert_path::software;
+  (void)a;
+  return t;
+}
+
+/// Why a tuning is rejected (none when fine).
+enum class tuning_error : std::uint8_t { none, threads, vector_bytes, tile };
+
+constexpr tuning_error validate(const tuning& t, arch_traits a) {
+  if (t.threads != 0 && (t.threads < a.wave_size || t.threads > 1024 || t.threads % a.wave_size))
+    return tuning_error::threads;
+  if (t.vector_bytes != 0 && t.vector_bytes != 4 && t.vector_bytes != 8 && t.vector_bytes != 16)
+    return tuning_error::vector_bytes;
+  if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 8 || t.tile_cols % 8)
+    return tuning_error::tile;
+  return tuning_error::none;
+}
+
+}  // namespace fp8q
