@@ -6,15 +6,11 @@
 
 #include "fp8q/spec.hpp"
 #include "fp8q/status.hpp"
+#include "fp8q/validate.hpp"
 #include "fp8q/views.hpp"
 
 namespace fp8q {
-
-/// Per-call arguments shared by every backend (not part of the spec: they change per step).
-struct quantize_args {
-  group_offsets groups{};  ///< granularity::group_row / group_col only
-  std::uint64_t seed = 0;  ///< stochastic rounding: bits = stochastic_bits(seed, b*M*N + r*N + c)
-};
+// quantize_args (group offsets, seed) lives in validate.hpp: every backend shares it.
 
 namespace host {
 
