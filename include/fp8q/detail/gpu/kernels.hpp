@@ -1,0 +1,432 @@
+// fp8q — the GPU kernels, toolchain-neutral: every one is the same skeleton
+//   load (16-byte vectors, coalesced) -> amax (block reduction, relaxed atomics across blocks)
+//   -> scale (scale.hpp) -> cast (tile.hpp encoders) -> store (direct or staged through shared
+//   memory so transposed outputs leave in whole lines)
+// specialised by an index map from element to scaling group (tensor, row, col). Only
+// backend:: (detail/cuda/adapter.hpp or detail/hip/adapter.hpp) names the toolchain.
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/detail/gpu/tile.hpp"
+#include "fp8q/views.hpp"
+
+namespace fp8q::detail::gpu {
+
+/// Which axis a scaling group spans (the index map of the tiled kernels).
+enum class group_axis : std::uint8_t {
+  tensor,  ///< group = batch item
+  row,     ///< group = (batch, row): reduce along columns
+  col,     ///< group = (batch, col): reduce along rows
+};
+
+template <spec S>
+__device__ inline void write_scales(const quantized<S>& out, std::int64_t b, std::int64_t r,
+                                    std::int64_t c, float s) {
+  if constexpr (stores_multiplier(S)) out.scale(b, r, c) = s;
+  if constexpr (stores_inverse(S)) out.inverse(b, r, c) = inverse_scale(s);
+}
+
+// ------------------------------------------------------------------------------------------
+// Rowwise, fused: one block per row; the row stays in registers between the amax and the cast
+// (Items vectors of 16 per thread), so it is read from device memory once. Rows longer than
+// Items * threads * 16 re-read the remainder (from L2: one row is at most a few hundred KB).
+// in:       [batch, rows, cols] In, row-major, ld any (16-byte aligned rows when Vec)
+// out.data: [batch, rows, cols] FP8, row-major
+template <class SC, class TC, class In, int Items, bool Vec>
+__global__ void __launch_bounds__(TC::value.threads)
+    row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr int threads = TC::value.threads;
+  constexpr int V = Vec ? vec_elems : 1;
+  using reducer = backend::block_max<threads>;
+  __shared__ typename reducer::storage red;
+  __shared__ float s_shared;
+
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const std::int64_t nvec = N / V;
+  const int tid = static_cast<int>(threadIdx.x);
+  for (std::int64_t row = blockIdx.x; row < in.batch * M; row += gridDim.x) {
+    const std::int64_t b = row / M;
+    const std::int64_t r = row % M;
+    const In* src = in.data + in.offset(b, r, 0);                              // [cols] In
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols]
+    const std::uint64_t row_index = static_cast<std::uint64_t>(b * M + r) * N;
+
+    float keep[Items][V];
+    std::uint32_t amax = 0;
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t v = tid + static_cast<std::int64_t>(i) * threads;
+      if (v < nvec) {
+        if constexpr (Vec) {
+          load16(src + v * V, keep[i]);
+        } else {
+          keep[i][0] = load_one(src + v);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) amax = amax > abs_bits(keep[i][k]) ? amax : abs_bits(keep[i][k]);
+      }
+    }
+    for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
+      float x[V];
+      if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+    }
+    for (std::int64_t e = nvec * V + tid; e < N; e += threads) {
+      const std::uint32_t a = abs_bits(load_one(src + e));
+      amax = amax > a ? amax : a;
+    }
+    amax = reducer::run(amax, red);
+    if (tid == 0) {
+      const float s = group_scale<S>(amax);
+      s_shared = s;
+      write_scales<S>(out, b, r, 0, s);
+    }
+    backend::block_sync();
+    const float s = s_shared;
+
+    auto cast_store = [&](std::int64_t v, float (&x)[V]) {
+      if constexpr (Vec) {
+        float y[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) y[k] = x[k] * s;
+        std::uint8_t q[V];
+        encode16<S, TC::value>(y, q, seed, row_index + v * V, 1);
+        store16(dst + v * V, q);
+      } else {
+        dst[v] = encode_scaled<S>(x[0] * s, seed, row_index + v);
+      }
+    };
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t v = tid + static_cast<std::int64_t>(i) * threads;
+      if (v < nvec) cast_store(v, keep[i]);
+    }
+    for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
+      float x[V];
+      if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+      cast_store(v, x);
+    }
+    for (std::int64_t e = nvec * V + tid; e < N; e += threads) {
+      dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
+    }
+    backend::block_sync();  // red and s_shared are reused by the next row
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Tensorwise on dense data: the batch item is one flat array in the view's memory order.
+// Logical index of flat offset `off` (for stochastic rounding) in a matrix of M x N.
+__device__ inline std::uint64_t flat_logical_index(std::int64_t off, std::int64_t M,
+                                                   std::int64_t N, bool col_major) {
+  if (!col_major) return static_cast<std::uint64_t>(off);
+  const std::int64_t c = off / M;
+  const std::int64_t r = off % M;
+  return static_cast<std::uint64_t>(r * N + c);
+}
+
+// in: [count] In per batch item (blockIdx.y), batch_stride apart; amax: [batch] f32 bits
+template <class SC, class TC, class In, bool Vec>
+__global__ void __launch_bounds__(TC::value.threads)
+    flat_amax_kernel(const In* in, std::int64_t count, std::int64_t batch_stride,
+                     std::uint32_t* amax_bits) {
+  constexpr tuning T = TC::value;
+  constexpr int V = Vec ? vec_elems : 1;
+  using reducer = backend::block_max<T.threads>;
+  __shared__ typename reducer::storage red;
+  const In* src = in + static_cast<std::int64_t>(blockIdx.y) * batch_stride;
+  const std::int64_t nvec = count / V;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T.threads;
+  std::uint32_t amax = 0;
+  for (std::int64_t v = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; v < nvec;
+       v += stride) {
+    float x[V];
+    if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+  }
+  for (std::int64_t e = nvec * V + blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x;
+       e < count; e += stride) {
+    const std::uint32_t a = abs_bits(load_one(src + e));
+    amax = amax > a ? amax : a;
+  }
+  amax = reducer::run(amax, red);
+  if (threadIdx.x == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + blockIdx.y, amax);
+}
+
+// Cast with the scale from amax_bits (dynamic) or from given_scale (delayed scaling), optionally
+// recording this call's amax into record_bits. Scale outputs: [batch] each.
+template <class SC, class TC, class In, bool Vec, bool Record>
+__global__ void __launch_bounds__(TC::value.threads)
+    flat_cast_kernel(const In* in, std::uint8_t* out, std::int64_t count, std::int64_t in_stride,
+                     std::int64_t out_stride, const std::uint32_t* amax_bits,
+                     const float* given_scale, std::uint32_t* record_bits, float* scale_out,
+                     std::int64_t scale_stride, float* inverse_out, std::int64_t inverse_stride,
+                     std::int64_t M, std::int64_t N, bool col_major, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int V = Vec ? vec_elems : 1;
+  const std::int64_t b = blockIdx.y;
+  const In* src = in + b * in_stride;         // [count] In
+  std::uint8_t* dst = out + b * out_stride;   // [count] FP8
+  const float s = given_scale != nullptr ? given_scale[b] : group_scale<S>(amax_bits[b]);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (scale_out != nullptr) scale_out[b * scale_stride] = s;
+    if (inverse_out != nullptr) inverse_out[b * inverse_stride] = inverse_scale(s);
+  }
+  const std::uint64_t base_index = static_cast<std::uint64_t>(b * M * N);
+  const std::int64_t nvec = count / V;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T.threads;
+  std::uint32_t amax = 0;
+  for (std::int64_t v = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; v < nvec;
+       v += stride) {
+    float x[V];
+    if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+    if constexpr (Record) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+    }
+    if constexpr (Vec) {
+      float y[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = x[k] * s;
+      std::uint8_t q[V];
+      if (S.rounding == rounding::stochastic && col_major) {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          q[k] = encode_scaled<S>(y[k], seed, base_index + flat_logical_index(v * V + k, M, N, true));
+      } else {
+        encode16<S, T>(y, q, seed, base_index + v * V, 1);
+      }
+      store16(dst + v * V, q);
+    } else {
+      dst[v] = encode_scaled<S>(x[0] * s, seed, base_index + flat_logical_index(v, M, N, col_major));
+    }
+  }
+  for (std::int64_t e = nvec * V + blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x;
+       e < count; e += stride) {
+    const float x = load_one(src + e);
+    if constexpr (Record) amax = amax > abs_bits(x) ? amax : abs_bits(x);
+    dst[e] = encode_scaled<S>(x * s, seed, base_index + flat_logical_index(e, M, N, col_major));
+  }
+  if constexpr (Record) {
+    using reducer = backend::block_max<T.threads>;
+    __shared__ typename reducer::storage red;
+    amax = reducer::run(amax, red);
+    if (amax > 0x7f800000u) amax = 0x7fc00000u;  // one canonical NaN, whatever the payloads
+    if (threadIdx.x == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(record_bits + b, amax);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Tiled kernels for any layouts: a tile of tile_rows x tile_cols elements is loaded with
+// coalesced (16-byte when Vec) reads along the input's contiguous axis into shared memory;
+// amax and cast read it from there in whichever direction the group axis needs.
+template <int TR, int TC, class In, bool Vec>
+__device__ inline void load_tile(const matrix_view<const In>& in, std::int64_t b, std::int64_t r0,
+                                 std::int64_t c0, float (*tile)[TC + 1], int threads) {
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const bool row_major = in.order == layout::row_major;
+  // the contiguous axis of the input is the fast axis of the slots
+  const int fast = row_major ? TC : TR;
+  const int slow = row_major ? TR : TC;
+  const std::int64_t fast_limit = row_major ? N - c0 : M - r0;
+  const std::int64_t slow_limit = row_major ? M - r0 : N - c0;
+  constexpr int V = Vec ? vec_elems : 1;
+  const int vecs_per_line = fast / V;
+  for (int slot = static_cast<int>(threadIdx.x); slot < slow * vecs_per_line; slot += threads) {
+    const int ls = slot / vecs_per_line;
+    const int lf = (slot % vecs_per_line) * V;
+    const bool line_ok = ls < slow_limit;
+    const std::int64_t lr = row_major ? ls : lf;
+    const std::int64_t lc = row_major ? lf : ls;
+    float x[V];
+    bool whole = false;
+    if constexpr (Vec) {
+      whole = line_ok && lf + V <= fast_limit;
+      if (whole) load16(in.data + in.offset(b, r0 + lr, c0 + lc), x);
+    }
+    if (!whole) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const bool ok = line_ok && lf + k < fast_limit;
+        const std::int64_t rr = r0 + lr + (row_major ? 0 : k);
+        const std::int64_t cc = c0 + lc + (row_major ? k : 0);
+        x[k] = ok ? load_one(in.data + in.offset(b, rr, cc)) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (row_major) tile[ls][lf + k] = x[k];
+      else tile[lf + k][ls] = x[k];
+    }
+  }
+}
+
+// Partial amax per group over `tiles` consecutive tiles along the reduction axis, then one
+// atomic per group. amax_bits: [batch * groups] f32 bits, zeroed before the launch.
+template <class SC, class TC, class In, group_axis A, bool Vec>
+__global__ void __launch_bounds__(TC::value.threads)
+    tile_amax_kernel(matrix_view<const In> in, std::uint32_t* amax_bits, int tiles) {
+  constexpr tuning T = TC::value;
+  constexpr int TR = T.tile_rows;
+  constexpr int TCOL = T.tile_cols;
+  constexpr int threads = T.threads;
+  __shared__ float tile[TR][TCOL + 1];
+  constexpr int lanes = A == group_axis::col ? TCOL : TR;  // groups inside one tile
+  constexpr int split = threads / lanes;                   // threads sharing one group
+  __shared__ std::uint32_t partial[split > 0 ? split : 1][lanes > 0 ? lanes : 1];
+  using reducer = backend::block_max<threads>;
+  __shared__ typename reducer::storage red;
+
+  const std::int64_t b = blockIdx.z;
+  const int tid = static_cast<int>(threadIdx.x);
+  std::uint32_t run = 0;  // this thread's running max for its group (or all, for tensor)
+  for (int t = 0; t < tiles; ++t) {
+    std::int64_t r0 = 0;
+    std::int64_t c0 = 0;
+    if constexpr (A == group_axis::row) {
+      r0 = static_cast<std::int64_t>(blockIdx.y) * TR;
+      c0 = (static_cast<std::int64_t>(blockIdx.x) * tiles + t) * TCOL;
+    } else {
+      r0 = (static_cast<std::int64_t>(blockIdx.y) * tiles + t) * TR;
+      c0 = static_cast<std::int64_t>(blockIdx.x) * TCOL;
+    }
+    if (r0 >= in.rows || c0 >= in.cols) break;
+    load_tile<TR, TCOL, In, Vec>(in, b, r0, c0, tile, threads);
+    backend::block_sync();
+    if constexpr (A == group_axis::col) {
+      const int lane = tid % TCOL;
+      for (int lr = tid / TCOL; lr < TR; lr += split) {
+        const std::uint32_t a = abs_bits(tile[lr][lane]);
+        run = run > a ? run : a;
+      }
+    } else if constexpr (A == group_axis::row) {
+      const int lane = tid % TR;
+      for (int lc = tid / TR; lc < TCOL; lc += split) {
+        const std::uint32_t a = abs_bits(tile[lane][lc]);
+        run = run > a ? run : a;
+      }
+    } else {
+      for (int i = tid; i < TR * TCOL; i += threads) {
+        const std::uint32_t a = abs_bits(tile[i / TCOL][i % TCOL]);
+        run = run > a ? run : a;
+      }
+    }
+    backend::block_sync();
+  }
+  if constexpr (A == group_axis::tensor) {
+    run = reducer::run(run, red);
+    if (tid == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + b, run);
+  } else {
+    partial[tid / lanes][tid % lanes] = run;
+    backend::block_sync();
+    if (tid < lanes) {
+      std::uint32_t m = 0;
+      for (int k = 0; k < split; ++k) m = m > partial[k][tid] ? m : partial[k][tid];
+      const std::int64_t g = A == group_axis::col
+                                 ? static_cast<std::int64_t>(blockIdx.x) * TCOL + tid
+                                 : static_cast<std::int64_t>(blockIdx.y) * TR + tid;
+      const std::int64_t groups = A == group_axis::col ? in.cols : in.rows;
+      if (g < groups) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + b * groups + g, m);
+    }
+  }
+}
+
+// Cast one tile with its groups' scales and store it through the output's layout: staged (a
+// padded byte tile in shared memory, then 16-byte stores along the output's contiguous axis)
+// or direct (each thread stores its own byte).
+template <class SC, class TC, class In, group_axis A, bool VecIn, bool VecOut, bool Staged>
+__global__ void __launch_bounds__(TC::value.threads)
+    tile_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
+                     const std::uint32_t* amax_bits, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int TR = T.tile_rows;
+  constexpr int TCOL = T.tile_cols;
+  constexpr int threads = T.threads;
+  constexpr int pad = 16;  // keeps 16-byte rows in the byte tile and spreads column reads over banks
+  __shared__ float tile[TR][TCOL + 1];
+  __shared__ std::uint8_t qtile[Staged ? TR : 1][Staged ? TCOL + pad : 1];
+  __shared__ float scales[A == group_axis::col ? TCOL : (A == group_axis::row ? TR : 1)];
+
+  const std::int64_t b = blockIdx.z;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * TR;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * TCOL;
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const int tid = static_cast<int>(threadIdx.x);
+
+  if constexpr (A == group_axis::tensor) {
+    if (tid == 0) {
+      const float s = group_scale<S>(amax_bits[b]);
+      scales[0] = s;
+      if (blockIdx.x == 0 && blockIdx.y == 0) write_scales<S>(out, b, 0, 0, s);
+    }
+  } else if constexpr (A == group_axis::col) {
+    if (tid < TCOL && c0 + tid < N) {
+      const float s = group_scale<S>(amax_bits[b * N + c0 + tid]);
+      scales[tid] = s;
+      if (blockIdx.y == 0) write_scales<S>(out, b, 0, c0 + tid, s);
+    }
+  } else {
+    if (tid < TR && r0 + tid < M) {
+      const float s = group_scale<S>(amax_bits[b * M + r0 + tid]);
+      scales[tid] = s;
+      if (blockIdx.x == 0) write_scales<S>(out, b, r0 + tid, 0, s);
+    }
+  }
+  load_tile<TR, TCOL, In, VecIn>(in, b, r0, c0, tile, threads);
+  backend::block_sync();
+
+  const bool out_row_major = out.data.order == layout::row_major;
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  // Encode in the output's fast order, so direct stores are as coalesced as they can be.
+  const int fast = out_row_major ? TCOL : TR;
+  for (int i = tid; i < TR * TCOL; i += threads) {
+    const int lr = out_row_major ? i / fast : i % fast;
+    const int lc = out_row_major ? i % fast : i / fast;
+    const std::int64_t r = r0 + lr;
+    const std::int64_t c = c0 + lc;
+    if (r >= M || c >= N) continue;
+    const float s = A == group_axis::col ? scales[lc] : (A == group_axis::row ? scales[lr] : scales[0]);
+    const std::uint8_t q =
+        encode_scaled<S>(tile[lr][lc] * s, seed, static_cast<std::uint64_t>((b * M + r) * N + c));
+    if constexpr (Staged) {
+      qtile[lr][lc] = q;
+    } else {
+      out_bytes[out.data.offset(b, r, c)] = q;
+    }
+  }
+  if constexpr (Staged) {
+    backend::block_sync();
+    const std::int64_t fast_limit = out_row_major ? N - c0 : M - r0;
+    const std::int64_t slow_limit = out_row_major ? M - r0 : N - c0;
+    const int slow = out_row_major ? TR : TCOL;
+    constexpr int V = VecOut ? vec_elems : 1;
+    const int per_line = fast / V;
+    for (int slot = tid; slot < slow * per_line; slot += threads) {
+      const int ls = slot / per_line;
+      const int lf = (slot % per_line) * V;
+      if (ls >= slow_limit) continue;
+      const std::int64_t lr = out_row_major ? ls : lf;
+      const std::int64_t lc = out_row_major ? lf : ls;
+      std::uint8_t* dst = out_bytes + out.data.offset(b, r0 + lr, c0 + lc);
+      if (VecOut && lf + V <= fast_limit) {
+        std::uint8_t q[vec_elems];
+#pragma unroll
+        for (int k = 0; k < vec_elems; ++k) q[k] = out_row_major ? qtile[ls][lf + k] : qtile[lf + k][ls];
+        store16(dst, q);
+      } else {
+        for (int k = 0; k < V && lf + k < fast_limit; ++k)
+          dst[k] = out_row_major ? qtile[ls][lf + k] : qtile[lf + k][ls];
+      }
+    }
+  }
+}
+
+}  // namespace fp8q::detail::gpu

@@ -1,0 +1,135 @@
+// fp8q — toolchain-neutral device building blocks shared by every kernel: vector loads of the
+// input types, 16-byte FP8 stores, the element encoder (software definition or proven
+// hardware path), and the scale rule evaluated per group. Only backend:: names the toolchain.
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/convert.hpp"
+#include "fp8q/scale.hpp"
+#include "fp8q/spec.hpp"
+#include "fp8q/tuning.hpp"
+
+namespace fp8q::detail::gpu {
+
+/// Wrap class-type template arguments in types: nvcc's generated host stubs cannot spell a
+/// class-type non-type template argument of a __global__ function, but can spell these.
+template <spec S>
+struct spec_c {
+  static constexpr spec value = S;
+};
+template <tuning T>
+struct tuning_c {
+  static constexpr tuning value = T;
+};
+
+/// Elements per vector step: 16 FP8 output bytes, so every vectorized store is 16 bytes wide and
+/// loads are whole 16-byte vectors (2 per step for bf16/f16, 4 for f32).
+inline constexpr int vec_elems = 16;
+
+struct alignas(16) u32x4 {
+  std::uint32_t x, y, z, w;
+};
+
+template <class In>
+__device__ inline float load_one(const In* p) {
+  return to_float(*p);
+}
+
+/// Load 16 consecutive elements (16-byte aligned) as f32.
+template <class In>
+__device__ inline void load16(const In* p, float (&v)[vec_elems]) {
+  if constexpr (sizeof(In) == 2) {
+    const u32x4* q = reinterpret_cast<const u32x4*>(p);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const u32x4 w = q[h];
+      const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        v[h * 8 + 2 * k] = to_float(In{static_cast<std::uint16_t>(words[k] & 0xffffu)});
+        v[h * 8 + 2 * k + 1] = to_float(In{static_cast<std::uint16_t>(words[k] >> 16)});
+      }
+    }
+  } else {
+    const u32x4* q = reinterpret_cast<const u32x4*>(p);
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {
+      const u32x4 w = q[h];
+      v[4 * h + 0] = __builtin_bit_cast(float, w.x);
+      v[4 * h + 1] = __builtin_bit_cast(float, w.y);
+      v[4 * h + 2] = __builtin_bit_cast(float, w.z);
+      v[4 * h + 3] = __builtin_bit_cast(float, w.w);
+    }
+  }
+}
+
+/// Store 16 bytes (16-byte aligned).
+__device__ inline void store16(std::uint8_t* p, const std::uint8_t (&b)[vec_elems]) {
+  u32x4 w;
+  w.x = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+  w.y = b[4] | (b[5] << 8) | (b[6] << 16) | (static_cast<std::uint32_t>(b[7]) << 24);
+  w.z = b[8] | (b[9] << 8) | (b[10] << 16) | (static_cast<std::uint32_t>(b[11]) << 24);
+  w.w = b[12] | (b[13] << 8) | (b[14] << 16) | (static_cast<std::uint32_t>(b[15]) << 24);
+  *reinterpret_cast<u32x4*>(p) = w;
+}
+
+/// Bit pattern of |x| for the amax atomics (f32 order == unsigned order for non-negatives,
+/// every NaN above +Inf).
+__device__ inline std::uint32_t abs_bits(float x) {
+  return __builtin_bit_cast(std::uint32_t, x) & 0x7fffffffu;
+}
+
+/// The scale a group uses, from its amax bit pattern (the one rule in scale.hpp).
+template <spec S>
+__device__ inline float group_scale(std::uint32_t amax_bits) {
+  return scale_from_amax(canonical_amax(__builtin_bit_cast(float, amax_bits)), traits(S.out).max,
+                         S.eps.value(), S.power_of_2);
+}
+
+/// Whether tuning T may use the hardware converter for spec S on the architecture being compiled.
+template <spec S, tuning T>
+__device__ constexpr bool use_hw_convert() {
+  return T.convert == convert_path::hardware && S.rounding == rounding::nearest_even &&
+         S.overflow == overflow::saturate && backend::has_hw_convert<S.out>;
+}
+
+/// q for one already-scaled value v = x * s: software encode (the definition).
+template <spec S>
+__device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::uint64_t index) {
+  if constexpr (S.rounding == rounding::stochastic) {
+    return encode_stochastic<S.out>(v, stochastic_bits(seed, index), S.overflow).bits;
+  } else {
+    (void)seed;
+    (void)index;
+    return encode<S.out>(v, S.overflow).bits;
+  }
+}
+
+/// Encode 16 scaled values whose logical indices are first_index + k * index_stride; the hardware path converts pairs and restores fp8q's NaN code (the
+/// converters write one canonical NaN; fp8q keeps the input's sign where the format has one).
+template <spec S, tuning T>
+__device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[vec_elems],
+                                std::uint64_t seed, std::uint64_t first_index,
+                                std::uint64_t index_stride) {
+  if constexpr (use_hw_convert<S, T>()) {
+    (void)seed;
+    (void)first_index;
+    (void)index_stride;
+#pragma unroll
+    for (int k = 0; k < vec_elems; k += 2) {
+      const unsigned short pair = backend::hw_encode_pair_sat<S.out>(v[k], v[k + 1]);
+      q[k] = static_cast<std::uint8_t>(pair & 0xffu);
+      q[k + 1] = static_cast<std::uint8_t>(pair >> 8);
+    }
+#pragma unroll
+    for (int k = 0; k < vec_elems; ++k) {
+      if (v[k] != v[k]) q[k] = encode<S.out>(v[k], S.overflow).bits;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < vec_elems; ++k) q[k] = encode_scaled<S>(v[k], seed, first_index + k * index_stride);
+  }
+}
+
+}  // namespace fp8q::detail::gpu
