@@ -27,6 +27,7 @@
 #include "fp8q/convert.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/host/quantize.hpp"
+#include "fp8q/scale.hpp"
 #include "fp8q/spec.hpp"
 #include "fp8q/views.hpp"
 
@@ -471,7 +472,33 @@ struct expected {
   std::vector<u32> s;           // f32 bits of s   (b*SR + i)*SC + j
   std::vector<u32> inv;         // f32 bits of 1/s, or the e8m0 code for MX
   std::vector<bool> s_written;
+  std::vector<float> amax;      // the unit's amax (independent loop), same index as s
+  std::vector<float> mult;      // the multiplier applied before encoding, same index as s
 };
+
+/// Group of index x under end offsets `ends` (-1 when past the last end).
+inline i64 group_of(const std::vector<std::int32_t>& ends, i64 x) {
+  i64 start = 0;
+  for (std::size_t g = 0; g < ends.size(); ++g) {
+    if (x >= start && x < ends[g]) return static_cast<i64>(g);
+    start = std::max<i64>(start, ends[g]);
+  }
+  return -1;
+}
+
+/// Scale entry (i, j) of element (r, c); false when the element is in no unit.
+inline bool scale_index(const ref_cfg& c, const problem& p, i64 r, i64 col, i64& i, i64& j) {
+  using fp8q::granularity;
+  switch (c.gran) {
+    case granularity::tensor: i = 0; j = 0; return true;
+    case granularity::row: i = r; j = 0; return true;
+    case granularity::col: i = 0; j = col; return true;
+    case granularity::block: i = r / c.br; j = col / c.bc; return true;
+    case granularity::group_row: i = group_of(p.ends, col); j = r; return i >= 0;
+    case granularity::group_col: i = group_of(p.ends, r); j = col; return i >= 0;
+  }
+  return false;
+}
 
 inline expected ref_quantize(const ref_cfg& c, const problem& p, std::uint64_t seed = 0) {
   using fp8q::granularity;
@@ -486,28 +513,9 @@ inline expected ref_quantize(const ref_cfg& c, const problem& p, std::uint64_t s
   e.s.assign(ns, 0);
   e.inv.assign(ns, 0);
   e.s_written.assign(ns, false);
-  // group of a row (group_col) or column (group_row): -1 when in no group
-  auto group_of = [&](i64 idx) -> i64 {
-    i64 start = 0;
-    for (i64 g = 0; g < G; ++g) {
-      const i64 end = p.ends[static_cast<std::size_t>(g)];
-      if (idx >= start && idx < end) return g;
-      start = std::max(start, end);
-    }
-    return -1;
-  };
-  // scale index of element (r, c), or -1
-  auto scale_index = [&](i64 r, i64 col, i64& i, i64& j) -> bool {
-    switch (c.gran) {
-      case granularity::tensor: i = 0; j = 0; return true;
-      case granularity::row: i = r; j = 0; return true;
-      case granularity::col: i = 0; j = col; return true;
-      case granularity::block: i = r / c.br; j = col / c.bc; return true;
-      case granularity::group_row: i = group_of(col); j = r; return i >= 0;
-      case granularity::group_col: i = group_of(r); j = col; return i >= 0;
-    }
-    return false;
-  };
+  e.amax.assign(ns, 0.0f);
+  e.mult.assign(ns, 0.0f);
+  auto scale_index = [&](i64 r, i64 col, i64& i, i64& j) { return fq::scale_index(c, p, r, col, i, j); };
   for (i64 b = 0; b < p.B; ++b) {
     std::vector<std::vector<float>> members(static_cast<std::size_t>(e.SR * e.SC));
     for (i64 r = 0; r < p.M; ++r) {
@@ -521,16 +529,19 @@ inline expected ref_quantize(const ref_cfg& c, const problem& p, std::uint64_t s
       const std::size_t out = static_cast<std::size_t>(b * e.SR * e.SC) + k;
       if (members[k].empty()) continue;  // empty group: nothing written
       const float amax = ref_amax(members[k]);
+      e.amax[out] = amax;
       e.s_written[out] = true;
       if (c.mx) {
         const u8 code = ref_mx_code(c.fmt, amax, c.rceil);
         e.inv[out] = code;
         mult[k] = ref_mx_multiplier(code);
+        e.mult[out] = mult[k];
       } else {
         const float s = ref_scale(c.fmt, amax, c.eps, c.pow2);
         e.s[out] = bits_of(s);
         e.inv[out] = bits_of(ref_inverse(s));
         mult[k] = s;
+        e.mult[out] = s;
       }
     }
     for (i64 r = 0; r < p.M; ++r) {
@@ -671,9 +682,9 @@ struct actual {
 };
 
 template <class T>
-std::string check_outside(const owned<T>& o, const char* what) {
+std::string check_outside(const owned<T>& o, const char* what, u32 poison = poison_bits<T>()) {
   for (std::size_t k = 0; k < o.buf.size(); ++k) {
-    if (!o.inside[k] && raw_bits(o.buf[k]) != poison_bits<T>()) {
+    if (!o.inside[k] && raw_bits(o.buf[k]) != poison) {
       return std::string(what) + ": padding/guard element " + std::to_string(k) + " written (" +
              hex(raw_bits(o.buf[k])) + ")";
     }
@@ -769,29 +780,106 @@ std::string compare(const expected& e, const actual& a, bool exact_nan_bits = fa
   return {};
 }
 
-/// Everything one run needs and produces.
+/// Properties of one run beyond byte equality with the reference, checked on the actual
+/// results: "" when all hold. `covered` counts the elements the round-trip bound was applied to.
+///  - saturate: every non-NaN code decodes to |v| <= max;
+///  - f32 scales: s == fp8q::scale_from_amax(amax) bit for bit, with amax from an independent
+///    loop, and the stored inverse == 1.0f / s; e8m0: code == fp8q::mx_scale_code(amax);
+///  - round trip: |decode(q) - x*s| <= 2^-(m+1) |x*s| (nearest) or 2^-m |x*s| (stochastic)
+///    whenever min_normal <= |x*s| <= max.
+template <fp8q::spec S>
+std::string check_properties(const problem& p, const expected& e, const actual& a, i64* covered = nullptr) {
+  const fmt_desc d = desc(S.out);
+  const bool stochastic = S.rounding == fp8q::rounding::stochastic;
+  const double min_normal = std::ldexp(1.0, 1 - d.bias);
+  const double bound = std::ldexp(1.0, -(d.mbits + (stochastic ? 0 : 1)));
+  std::ostringstream os;
+  int bad = 0;
+  i64 n_covered = 0;
+  for (std::size_t k = 0; k < e.s.size(); ++k) {
+    if (!e.s_written[k]) continue;
+    if constexpr (S.scale == fp8q::scale_format::e8m0) {
+      const u32 want = fp8q::mx_scale_code<S.out>(e.amax[k], S.mx_rounding);
+      if (a.inv[k] != want && bad++ < 8)
+        os << "  e8m0 entry " << k << ": " << hex(a.inv[k], 2) << " but mx_scale_code(amax "
+           << fstr(e.amax[k]) << ") = " << hex(want, 2) << "\n";
+    } else {
+      const float rule = fp8q::scale_from_amax(e.amax[k], static_cast<float>(d.max), S.eps.value(),
+                                               S.power_of_2);
+      if (fp8q::stores_multiplier(S)) {
+        const bool ok = a.s[k] == bits_of(rule) || (std::isnan(rule) && std::isnan(float_of(a.s[k])));
+        if (!ok && bad++ < 8)
+          os << "  s entry " << k << ": " << fstr(float_of(a.s[k])) << " but scale_from_amax(amax "
+             << fstr(e.amax[k]) << ") = " << fstr(rule) << "\n";
+      }
+      if (fp8q::stores_inverse(S)) {
+        const float inv = 1.0f / rule;
+        const bool ok = a.inv[k] == bits_of(inv) || (std::isnan(inv) && std::isnan(float_of(a.inv[k])));
+        if (!ok && bad++ < 8)
+          os << "  inverse entry " << k << ": " << fstr(float_of(a.inv[k])) << " but 1/s = "
+             << fstr(inv) << "\n";
+      }
+    }
+  }
+  const ref_cfg c = ref_cfg_of<S>();
+  for (i64 b = 0; b < p.B; ++b)
+    for (i64 r = 0; r < p.M; ++r)
+      for (i64 col = 0; col < p.N; ++col) {
+        i64 i = 0, j = 0;
+        if (!scale_index(c, p, r, col, i, j)) continue;
+        const std::size_t qi = static_cast<std::size_t>((b * p.M + r) * p.N + col);
+        const double v = ref_decode(S.out, a.q[qi]);
+        if (S.overflow == fp8q::overflow::saturate && !std::isnan(v) && std::fabs(v) > d.max && bad++ < 8)
+          os << "  q " << qi << " decodes to " << v << " beyond max\n";
+        const float m = e.mult[static_cast<std::size_t>((b * e.SR + i) * e.SC + j)];
+        const double y = mul_f32(p.at(b, r, col), m);
+        if (!(std::fabs(y) >= min_normal && std::fabs(y) <= d.max)) continue;
+        ++n_covered;
+        if (!(std::fabs(v - y) <= bound * std::fabs(y)) && bad++ < 8)
+          os << "  q(" << b << "," << r << "," << col << ") = " << hex(a.q[qi], 2) << " decodes to " << v
+             << ", x*s = " << y << ": error beyond " << bound << " relative\n";
+      }
+  if (covered) *covered += n_covered;
+  return bad == 0 ? std::string{} : std::to_string(bad) + " property violations\n" + os.str();
+}
+
+/// Everything one run needs and produces (the outputs stay alive for dequantization).
 template <fp8q::spec S, class In>
 struct run_result {
   fp8q::status st = fp8q::status::success;
+  outputs<S> out;
   actual got;
 };
 
-/// Run host::quantize<S> on problem p with the given layouts and compare with nothing; the
-/// caller compares. `in_cfg` describes the input storage.
+inline fp8q::quantize_args args_of(const problem& p, std::uint64_t seed) {
+  fp8q::quantize_args args;
+  args.groups = {p.ends.data(), static_cast<i64>(p.ends.size())};
+  args.seed = seed;
+  return args;
+}
+
+/// Run host::quantize<S> on problem p stored as `in_cfg`, into poisoned outputs laid out as
+/// `ocfg`, and read the results back in logical order.
 template <fp8q::spec S, class In>
 run_result<S, In> run_quantize(const problem& p, const view_cfg& in_cfg, const out_cfg& ocfg,
                                std::uint64_t seed = 0, unsigned threads = 1) {
   owned<In> in = make_input<In>(p, in_cfg);
-  outputs<S> out = make_outputs<S>(p.B, p.M, p.N, static_cast<i64>(p.ends.size()), ocfg);
-  fp8q::quantize_args args;
-  args.groups = {p.ends.data(), static_cast<i64>(p.ends.size())};
-  args.seed = seed;
+  run_result<S, In> r;
+  r.out = make_outputs<S>(p.B, p.M, p.N, static_cast<i64>(p.ends.size()), ocfg);
   fp8q::host::options opt;
   opt.threads = threads;
-  run_result<S, In> r;
-  r.st = fp8q::host::quantize<S, In>(in.v.as_const(), out.q, args, opt);
-  r.got = read_back<S>(out, p.B, p.M, p.N);
+  r.st = fp8q::host::quantize<S, In>(in.v.as_const(), r.out.q, args_of(p, seed), opt);
+  r.got = read_back<S>(r.out, p.B, p.M, p.N);
   return r;
+}
+
+template <fp8q::spec S, class In>
+std::string describe_run(const problem& p, const view_cfg& in_cfg, const out_cfg& ocfg) {
+  std::ostringstream os;
+  os << "spec " << to_string(S.granularity) << "/" << desc(S.out).name << " in " << type_name<In>()
+     << " shape " << p.B << "x" << p.M << "x" << p.N << " G=" << p.ends.size() << " input "
+     << describe(in_cfg) << ", " << describe(ocfg) << ": ";
+  return os.str();
 }
 
 /// Run and compare with the reference in one go: "" on success.
@@ -800,15 +888,154 @@ std::string check_quantize(const problem& p, const view_cfg& in_cfg = {}, const 
                            std::uint64_t seed = 0, unsigned threads = 1) {
   const run_result<S, In> r = run_quantize<S, In>(p, in_cfg, ocfg, seed, threads);
   if (r.st != fp8q::status::success)
-    return std::string("status ") + fp8q::to_string(r.st) + " (expected success)";
+    return describe_run<S, In>(p, in_cfg, ocfg) + "status " + fp8q::to_string(r.st) +
+           " (expected success)";
   const expected e = ref_quantize(ref_cfg_of<S>(), p, seed);
   const std::string d = compare<S>(e, r.got);
-  if (d.empty()) return d;
+  return d.empty() ? d : describe_run<S, In>(p, in_cfg, ocfg) + d;
+}
+
+/// The factor dequantization multiplies unit k by, from the logical scales read back.
+template <fp8q::spec S>
+double dequant_factor(const actual& a, std::size_t k) {
+  if constexpr (S.scale == fp8q::scale_format::e8m0) {
+    return a.inv[k] == 0xff ? std::numeric_limits<double>::quiet_NaN()
+                            : std::ldexp(1.0, static_cast<int>(a.inv[k]) - 127);
+  } else if constexpr (fp8q::stores_inverse(S)) {
+    return float_of(a.inv[k]);
+  } else {
+    return ref_inverse(float_of(a.s[k]));
+  }
+}
+
+/// How dequantization rounds decode(q) * factor to Out.
+enum class dq_rounding {
+  once,          // the exact product rounded once to Out (the literal reading of the API text)
+  through_f32,   // the product rounded to f32, then to Out
+};
+
+/// Dequantize the outputs of run `r` into Out laid out as `cfg` and compare with
+/// round(decode(q) * factor): "" on success. Elements outside every group must stay poisoned.
+template <fp8q::spec S, class In, class Out>
+std::string check_dequantize(const problem& p, const run_result<S, In>& r, const view_cfg& cfg,
+                             unsigned threads = 1, dq_rounding how = dq_rounding::once) {
+  const Out poison = from_float<Out>(-12345.0f);
+  owned<Out> o = make_owned<Out>(p.B, p.M, p.N, cfg, poison);
+  fp8q::host::options opt;
+  opt.threads = threads;
+  const fp8q::status st = fp8q::host::dequantize<S, Out>(r.out.q, o.v, args_of(p, 0), opt);
+  if (st != fp8q::status::success) return std::string("dequantize status ") + fp8q::to_string(st);
+  const expected shape = ref_quantize(ref_cfg_of<S>(), p);  // which elements belong to a unit
+  const ref_cfg c = ref_cfg_of<S>();
   std::ostringstream os;
-  os << "spec " << to_string(S.granularity) << "/" << desc(S.out).name << " in " << type_name<In>()
-     << " shape " << p.B << "x" << p.M << "x" << p.N << " G=" << p.ends.size() << " input "
-     << describe(in_cfg) << ", " << describe(ocfg) << ": " << d;
-  return os.str();
+  int bad = 0;
+  for (i64 b = 0; b < p.B; ++b)
+    for (i64 row = 0; row < p.M; ++row)
+      for (i64 col = 0; col < p.N; ++col) {
+        const std::size_t qi = static_cast<std::size_t>((b * p.M + row) * p.N + col);
+        const float got = widen<Out>(o.v(b, row, col));
+        double want = widen<Out>(poison);
+        if (shape.q_written[qi]) {
+          // the unit of this element: find the scale entry the reference used
+          i64 si = 0, sj = 0;
+          scale_index(c, p, row, col, si, sj);
+          const std::size_t k = static_cast<std::size_t>((b * shape.SR + si) * shape.SC + sj);
+          const double prod = ref_decode(S.out, r.got.q[qi]) * dequant_factor<S>(r.got, k);
+          want = how == dq_rounding::once ? round_to<Out>(prod)
+                                          : round_to<Out>(static_cast<float>(prod));
+        }
+        const bool same = (std::isnan(want) && std::isnan(got)) || static_cast<double>(got) == want;
+        if (!same && bad++ < 8)
+          os << "  x'(" << b << "," << row << "," << col << "): got " << got << " want " << want
+             << " (q " << hex(r.got.q[qi], 2) << ")\n";
+      }
+  const std::string outside = check_outside(o, "dequantized", raw_bits(poison));
+  if (bad == 0 && outside.empty()) return {};
+  return std::string("dequantize to ") + type_name<Out>() + " " + describe(cfg) + ": " +
+         std::to_string(bad) + " values differ\n" + os.str() + outside;
+}
+
+// ---------------------------------------------------------------------------------------------
+// property drivers
+
+struct shape3 {
+  i64 B, M, N;
+};
+
+/// Input storages: dense row-/column-major, padded leading dimension and batch stride.
+inline std::vector<view_cfg> input_layouts() {
+  using L = fp8q::layout;
+  return {{L::row_major, 0, 0}, {L::col_major, 0, 0}, {L::row_major, 3, 5}, {L::col_major, 1, 7}};
+}
+/// Output storages (data, scale, inverse).
+inline std::vector<out_cfg> output_layouts() {
+  using L = fp8q::layout;
+  return {{{L::row_major, 0, 0}, {L::row_major, 0, 0}, {L::row_major, 0, 0}},
+          {{L::col_major, 2, 3}, {L::col_major, 1, 2}, {L::row_major, 2, 1}},
+          {{L::row_major, 1, 0}, {L::col_major, 0, 0}, {L::col_major, 3, 0}}};
+}
+
+/// Random problems of the given shapes (groups: G offsets along the grouped axis, some empty).
+template <class In>
+problem random_problem(std::mt19937_64& rng, const shape3& sh, const gen_cfg& g,
+                       fp8q::granularity gran, i64 groups) {
+  problem p;
+  p.B = sh.B;
+  p.M = sh.M;
+  p.N = sh.N;
+  p.x = random_values<In>(rng, sh.B, sh.M, sh.N, g);
+  if (gran == fp8q::granularity::group_row) p.ends = random_offsets(rng, sh.N, groups);
+  if (gran == fp8q::granularity::group_col) p.ends = random_offsets(rng, sh.M, groups);
+  return p;
+}
+
+/// For every shape: one random problem, quantized from every input layout into several output
+/// layouts; each run must equal the reference byte for byte (scales, untouched padding and
+/// empty groups included) and satisfy check_properties; the first run is dequantized to f32
+/// and compared exactly. "" on success, else the first failure.
+template <fp8q::spec S, class In>
+std::string props_run(std::mt19937_64& rng, const std::vector<shape3>& shapes, const gen_cfg& g = {},
+                      i64 groups = 0, i64* covered = nullptr) {
+  const std::vector<view_cfg> ins = input_layouts();
+  const std::vector<out_cfg> outs = output_layouts();
+  for (const shape3& sh : shapes) {
+    const problem p = random_problem<In>(rng, sh, g, S.granularity, groups);
+    const std::uint64_t seed = rng();
+    const expected e = ref_quantize(ref_cfg_of<S>(), p, seed);
+    for (std::size_t a = 0; a < ins.size(); ++a) {
+      for (std::size_t b = 0; b < outs.size(); ++b) {
+        if (a != 0 && b != a % outs.size()) continue;  // every output layout from row-major input,
+                                                       // one per other input layout
+        const run_result<S, In> r = run_quantize<S, In>(p, ins[a], outs[b], seed);
+        std::string d = r.st != fp8q::status::success
+                            ? std::string("status ") + fp8q::to_string(r.st)
+                            : compare<S>(e, r.got);
+        if (d.empty() && a == 0 && b == 0) d = check_properties<S>(p, e, r.got, covered);
+        if (d.empty() && a == 0 && b == 0) d = check_dequantize<S, In, float>(p, r, {fp8q::layout::col_major, 2, 1});
+        if (!d.empty()) return describe_run<S, In>(p, ins[a], outs[b]) + d;
+      }
+    }
+  }
+  return {};
+}
+
+/// The same problem with options::threads 1, 4 and 0 (hardware concurrency): identical results,
+/// equal to the reference; dequantization likewise. Use shapes of >= 2^18 elements so that the
+/// host backend really starts threads.
+template <fp8q::spec S, class In>
+std::string threads_run(std::mt19937_64& rng, const shape3& sh, const gen_cfg& g = {}, i64 groups = 0) {
+  const problem p = random_problem<In>(rng, sh, g, S.granularity, groups);
+  const std::uint64_t seed = rng();
+  const expected e = ref_quantize(ref_cfg_of<S>(), p, seed);
+  for (unsigned t : {1u, 4u, 0u}) {
+    const view_cfg in{t == 4 ? fp8q::layout::col_major : fp8q::layout::row_major, 0, 0};
+    const run_result<S, In> r = run_quantize<S, In>(p, in, output_layouts()[t % 2], seed, t);
+    std::string d = r.st != fp8q::status::success ? std::string("status ") + fp8q::to_string(r.st)
+                                                  : compare<S>(e, r.got);
+    if (d.empty()) d = check_dequantize<S, In, float>(p, r, {}, t);
+    if (!d.empty()) return "threads " + std::to_string(t) + ": " + describe_run<S, In>(p, in, output_layouts()[t % 2]) + d;
+  }
+  return {};
 }
 
 }  // namespace fq
