@@ -80,35 +80,54 @@ struct clip {
   std::int64_t r0, r1, c0, c1;
 };
 
-// Calls run(u, r, c, len, along_cols) for every run of consecutive elements of the units of `w`
-// inside `cl`: elements (r, c + k) when along_cols, else (r + k, c), for k in [0, len); u is
-// the unit's local index (i - i0) * units_j + (j - j0). Runs follow the storage order the
-// caller names (rows_outer for row-major data), so reads walk memory forwards.
+// Calls run(u, du, r, c, len, along_cols) for every run of consecutive elements of the units of
+// `w` inside `cl`: elements (r, c + k) when along_cols, else (r + k, c), for k in [0, len); the
+// k-th element belongs to local unit u + k * du, where a unit's local index is
+// (i - i0) * units_j + (j - j0). Runs follow the storage order the caller names (rows_outer for
+// row-major data), so reads walk memory forwards. Where the units along the run are single
+// lines (col, group_col, 32x1 blocks read by rows; row blocks read by columns), one run crosses
+// many units (du != 0) instead of being cut into runs of one element.
 template <class Run>
 void for_each_run(const scale_map& m, const work_item& w, const clip& cl, bool rows_outer,
                   const Run& run) {
   const std::int64_t nj = w.units_j();
+  const auto lo = [](std::int64_t a, std::int64_t b) { return a > b ? a : b; };
+  const auto hi = [](std::int64_t a, std::int64_t b) { return a < b ? a : b; };
   if (rows_outer) {
+    const bool single = m.cols.kind == fp8q::detail::axis_kind::uniform && m.cols.size == 1;
     for (std::int64_t i = w.i0; i < w.i1; ++i) {
-      const std::int64_t rb = m.rows.begin(i) > cl.r0 ? m.rows.begin(i) : cl.r0;
-      const std::int64_t re = m.rows.end(i) < cl.r1 ? m.rows.end(i) : cl.r1;
+      const std::int64_t rb = lo(m.rows.begin(i), cl.r0);
+      const std::int64_t re = hi(m.rows.end(i), cl.r1);
       for (std::int64_t r = rb; r < re; ++r) {
+        if (single) {  // unit j is column j
+          const std::int64_t cb = lo(w.j0, cl.c0);
+          const std::int64_t ce = hi(w.j1, cl.c1);
+          if (ce > cb) run((i - w.i0) * nj + (cb - w.j0), std::int64_t{1}, r, cb, ce - cb, true);
+          continue;
+        }
         for (std::int64_t j = w.j0; j < w.j1; ++j) {
-          const std::int64_t cb = m.cols.begin(j) > cl.c0 ? m.cols.begin(j) : cl.c0;
-          const std::int64_t ce = m.cols.end(j) < cl.c1 ? m.cols.end(j) : cl.c1;
-          if (ce > cb) run((i - w.i0) * nj + (j - w.j0), r, cb, ce - cb, true);
+          const std::int64_t cb = lo(m.cols.begin(j), cl.c0);
+          const std::int64_t ce = hi(m.cols.end(j), cl.c1);
+          if (ce > cb) run((i - w.i0) * nj + (j - w.j0), std::int64_t{0}, r, cb, ce - cb, true);
         }
       }
     }
   } else {
+    const bool single = m.rows.kind == fp8q::detail::axis_kind::uniform && m.rows.size == 1;
     for (std::int64_t j = w.j0; j < w.j1; ++j) {
-      const std::int64_t cb = m.cols.begin(j) > cl.c0 ? m.cols.begin(j) : cl.c0;
-      const std::int64_t ce = m.cols.end(j) < cl.c1 ? m.cols.end(j) : cl.c1;
+      const std::int64_t cb = lo(m.cols.begin(j), cl.c0);
+      const std::int64_t ce = hi(m.cols.end(j), cl.c1);
       for (std::int64_t c = cb; c < ce; ++c) {
+        if (single) {  // unit i is row i
+          const std::int64_t rb = lo(w.i0, cl.r0);
+          const std::int64_t re = hi(w.i1, cl.r1);
+          if (re > rb) run((rb - w.i0) * nj + (j - w.j0), nj, rb, c, re - rb, false);
+          continue;
+        }
         for (std::int64_t i = w.i0; i < w.i1; ++i) {
-          const std::int64_t rb = m.rows.begin(i) > cl.r0 ? m.rows.begin(i) : cl.r0;
-          const std::int64_t re = m.rows.end(i) < cl.r1 ? m.rows.end(i) : cl.r1;
-          if (re > rb) run((i - w.i0) * nj + (j - w.j0), rb, c, re - rb, false);
+          const std::int64_t rb = lo(m.rows.begin(i), cl.r0);
+          const std::int64_t re = hi(m.rows.end(i), cl.r1);
+          if (re > rb) run((i - w.i0) * nj + (j - w.j0), std::int64_t{0}, rb, c, re - rb, false);
         }
       }
     }
@@ -124,12 +143,19 @@ void fold_amax(const matrix_view<const In>& in,  // [B][M, N] In, any layout
   const strides si = strides_of(in);
   const In* base = in.data + w.b * si.batch;
   for_each_run(m, w, cl, in.order == layout::row_major,
-               [&](std::int64_t u, std::int64_t r, std::int64_t c, std::int64_t len, bool along) {
+               [&](std::int64_t u, std::int64_t du, std::int64_t r, std::int64_t c,
+                   std::int64_t len, bool along) {
                  const In* p = base + r * si.row + c * si.col;
                  const std::int64_t step = along ? si.col : si.row;
-                 float a = amax[u];
-                 for (std::int64_t k = 0; k < len; ++k) a = amax_combine(a, abs_value(to_float(p[k * step])));
-                 amax[u] = a;
+                 if (du == 0) {
+                   float a = amax[u];
+                   for (std::int64_t k = 0; k < len; ++k)
+                     a = amax_combine(a, abs_value(to_float(p[k * step])));
+                   amax[u] = a;
+                 } else {
+                   for (std::int64_t k = 0; k < len; ++k)
+                     amax[u + k * du] = amax_combine(amax[u + k * du], abs_value(to_float(p[k * step])));
+                 }
                });
 }
 
@@ -188,25 +214,26 @@ void cast_units(const matrix_view<const In>& in,  // [B][M, N] In, any layout
   [[maybe_unused]] const std::int64_t cols = in.cols;
   for_each_run(
       m, w, cl, in.order == layout::row_major,
-      [&](std::int64_t u, std::int64_t r, std::int64_t c, std::int64_t len, bool along) {
+      [&](std::int64_t u, std::int64_t du, std::int64_t r, std::int64_t c, std::int64_t len,
+          bool along) {
         const In* p = in_base + r * si.row + c * si.col;
         data_t* q = out_base + r * so.row + c * so.col;
         const std::int64_t step_in = along ? si.col : si.row;
         const std::int64_t step_out = along ? so.col : so.row;
-        const float s = mult[u];
+        const float* s = mult + u;
         if constexpr (S.rounding == rounding::stochastic) {
           const std::uint64_t first = fp8q::detail::element_index(w.b, r, c, rows, cols);
           const std::uint64_t step_index = along ? 1u : static_cast<std::uint64_t>(cols);
           for (std::int64_t k = 0; k < len; ++k) {
             const std::uint32_t bits =
                 stochastic_bits(seed, first + static_cast<std::uint64_t>(k) * step_index);
-            q[k * step_out] = quantize_value<S.out>(to_float(p[k * step_in]), s, S.overflow,
-                                                    S.rounding, bits);
+            q[k * step_out] = quantize_value<S.out>(to_float(p[k * step_in]), s[k * du],
+                                                    S.overflow, S.rounding, bits);
           }
         } else {
           for (std::int64_t k = 0; k < len; ++k)
-            q[k * step_out] =
-                quantize_value<S.out>(to_float(p[k * step_in]), s, S.overflow, S.rounding, 0u);
+            q[k * step_out] = quantize_value<S.out>(to_float(p[k * step_in]), s[k * du],
+                                                    S.overflow, S.rounding, 0u);
         }
       });
 }
@@ -254,14 +281,15 @@ void dequantize_units(const quantized<S>& in,  // data [B][M, N] any layout; sca
   const data_t* in_base = in.data.data + w.b * si.batch;
   Out* out_base = out.data + w.b * so.batch;
   for_each_run(m, w, cl, in.data.order == layout::row_major,
-               [&](std::int64_t u, std::int64_t r, std::int64_t c, std::int64_t len, bool along) {
+               [&](std::int64_t u, std::int64_t du, std::int64_t r, std::int64_t c,
+                   std::int64_t len, bool along) {
                  const data_t* p = in_base + r * si.row + c * si.col;
                  Out* y = out_base + r * so.row + c * so.col;
                  const std::int64_t step_in = along ? si.col : si.row;
                  const std::int64_t step_out = along ? so.col : so.row;
-                 const float f = inv[u];
+                 const float* f = inv + u;
                  for (std::int64_t k = 0; k < len; ++k)
-                   y[k * step_out] = narrow_to<Out>(decode(p[k * step_in]) * f);
+                   y[k * step_out] = narrow_to<Out>(decode(p[k * step_in]) * f[k * du]);
                });
 }
 
