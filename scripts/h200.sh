@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (through the device tool), from the repo root, with .deps carried:
+#   scripts/h200.sh build    configure + build the GPU tests, demo and benchmark (build-gpu/)
+#   scripts/h200.sh test     run the GPU tests (+ compute-sanitizer memcheck/racecheck, quick mode)
+#   scripts/h200.sh bench    run the benchmarks (JSON, Markdown table, PNG)
+# Logs and results go under $OUT (the device tool brings them back).
+set -uo pipefail
+OUT=${OUT:-/tmp/fp8q-out}
+mkdir -p "$OUT"
+source .deps/unpack.sh
+build=build-gpu
+case "${1:-all}" in
+  build)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+    cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DFP8Q_BUILD_BENCH=ON -DFP8Q_ISA_CHECKS=OFF \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DFP8Q_GPU_TESTS_LINEINFO=ON > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+    targets=$(cmake --build $build --target help | awk '/test_.*gpu|fp8q_bench|fp8q_demo/ {print $2}' | tr '\n' ' ')
+    echo "targets: $targets"
+    cmake --build $build -j16 --target $targets > "$OUT/build.log" 2>&1 || { grep -E "error" -A5 "$OUT/build.log" | head -60; exit 1; }
+    echo "build ok"
+    ;;
+  test)
+    rc=0
+    for t in $build/tests/gpu/test_*_gpu $build/tests/support/*gpu*; do
+      [ -x "$t" ] || continue
+      echo "== $t"; "$t" 2>&1 | tee "$OUT/$(basename $t).log" | tail -25; [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    done
+    if [ -x $build/tests/gpu/test_quantize_gpu ]; then
+      for tool in memcheck racecheck; do
+        echo "== compute-sanitizer --tool $tool test_quantize_gpu --quick"
+        compute-sanitizer --tool $tool --error-exitcode 9 $build/tests/gpu/test_quantize_gpu --quick \
+          > "$OUT/sanitizer_$tool.log" 2>&1; echo "sanitizer $tool rc=$?"; tail -4 "$OUT/sanitizer_$tool.log"
+      done
+    fi
+    exit $rc
+    ;;
+  bench)
+    OUT=$OUT bash bench/run_h200.sh
+    ;;
+esac

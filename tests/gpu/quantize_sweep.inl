@@ -1,0 +1,94 @@
+// One format's sweep of the GPU quantize test, compiled once per format (quantize_sweep_*.cu)
+// so the kernel instantiations build in parallel. Expects FP8Q_SWEEP_FORMAT and
+// FP8Q_SWEEP_FUNCTION to be defined by the including file.
+#include "quantize_check.hpp"
+
+namespace fp8q_gpu_check {
+
+namespace {
+
+constexpr format F = format::FP8Q_SWEEP_FORMAT;
+
+template <granularity G>
+constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both};
+
+// Three tunings that differ in everything a tuning can change; bytes must not.
+constexpr tuning t_default{};
+constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
+                         .amax_order = memory_order::acq_rel};
+constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
+                        .amax_order = memory_order::seq_cst, .convert = convert_path::hardware};
+
+std::vector<shape> shapes(bool quick) {
+  std::vector<shape> v = {
+      {1, 1, 1},
+      {1, 1, 1000},                                      // 1 x K, K % 16 != 0
+      {1, 777, 1},                                       // M x 1
+      {1, 63, 65}, {1, 64, 64}, {1, 65, 63},             // tile - 1, tile, tile + 1
+      {1, 129, 200, layout::row_major, 3},               // odd leading dimension
+      {1, 100, 4096 + 16},                               // long rows, vector path
+      {1, 33, 20000},                                    // rows longer than the on-chip path
+      {3, 70, 90},                                       // batched (3D)
+      {1, 130, 96, layout::col_major, 0, layout::col_major, 0},
+      {1, 96, 130, layout::row_major, 0, layout::col_major, 5},  // transposed, padded output
+      {2, 64, 48, layout::col_major, 1, layout::row_major, 0},
+  };
+  if (quick) v.resize(7);
+  return v;
+}
+
+template <granularity G, tuning T, class In>
+int sweep_one(const char* in_name, cudaStream_t stream, bool quick, std::uint64_t& seed) {
+  int problems = 0;
+  char label[256];
+  int i = 0;
+  for (const shape& sh : shapes(quick)) {
+    for (data_kind kind : {data_kind::random, data_kind::adversarial}) {
+      std::snprintf(label, sizeof label, "%s/%s/%s/tuning%d/shape%d/%s", to_string(G), to_string(F), in_name,
+                    T == t_default ? 0 : (T == t_small ? 1 : 2), i, kind == data_kind::random ? "random" : "adversarial");
+      problems += run_case<base_spec<G>, T, In>(label, sh, kind, ++seed, quick ? 0 : 1, stream);
+    }
+    ++i;
+  }
+  return problems;
+}
+
+template <class In>
+int sweep_input(const char* in_name, cudaStream_t stream, bool quick, std::uint64_t& seed) {
+  int p = 0;
+  p += sweep_one<granularity::tensor, t_default, In>(in_name, stream, quick, seed);
+  p += sweep_one<granularity::row, t_default, In>(in_name, stream, quick, seed);
+  p += sweep_one<granularity::col, t_default, In>(in_name, stream, quick, seed);
+  if (!quick) {
+    p += sweep_one<granularity::tensor, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_one<granularity::row, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_one<granularity::col, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_one<granularity::tensor, t_wide, In>(in_name, stream, quick, seed);
+    p += sweep_one<granularity::row, t_wide, In>(in_name, stream, quick, seed);
+    p += sweep_one<granularity::col, t_wide, In>(in_name, stream, quick, seed);
+  }
+  return p;
+}
+
+}  // namespace
+
+int FP8Q_SWEEP_FUNCTION(cudaStream_t stream, bool quick, bool big) {
+  std::uint64_t seed = 1000 * static_cast<std::uint64_t>(F) + 17;
+  int p = 0;
+  p += sweep_input<bf16>("bf16", stream, quick, seed);
+  p += sweep_input<f16>("f16", stream, quick, seed);
+  p += sweep_input<float>("f32", stream, quick, seed);
+  if (big) {
+    // 8192 x 8192 bf16, each granularity, 10 runs each: the size where scheduling varies most.
+    const shape s8k{1, 8192, 8192};
+    p += run_case<base_spec<granularity::tensor>, t_default, bf16>("tensor/8192x8192", s8k, data_kind::adversarial, ++seed, 9, stream);
+    p += run_case<base_spec<granularity::row>, t_default, bf16>("row/8192x8192", s8k, data_kind::adversarial, ++seed, 9, stream);
+    p += run_case<base_spec<granularity::col>, t_default, bf16>("col/8192x8192", s8k, data_kind::random, ++seed, 9, stream);
+    const shape s8k_t{1, 8192, 8192, layout::row_major, 0, layout::col_major, 0};
+    p += run_case<base_spec<granularity::col>, t_wide, bf16>("col/8192x8192/colmajor-out", s8k_t, data_kind::adversarial, ++seed, 9, stream);
+  }
+  std::printf("%s: %d failing cases\n", to_string(F), p);
+  return p;
+}
+
+}  // namespace fp8q_gpu_check

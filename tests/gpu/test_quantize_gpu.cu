@@ -1,0 +1,166 @@
+// GPU quantize (tensorwise, rowwise, colwise) against the host reference, byte for byte: every
+// data format x input type x granularity x three tunings x adversarial shapes and layouts,
+// plus spec variants, graph capture and replay (proof of no host synchronization), delayed
+// scaling, and errors returned before any launch.
+//   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each)
+//   test_quantize_gpu --quick    small shapes, default tuning (for compute-sanitizer)
+#include <cstring>
+
+#include "quantize_check.hpp"
+
+namespace fp8q_gpu_check {
+int sweep_e4m3fn(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fnuz(cudaStream_t, bool quick, bool big);
+int sweep_e5m2(cudaStream_t, bool quick, bool big);
+int sweep_e5m2fnuz(cudaStream_t, bool quick, bool big);
+}  // namespace fp8q_gpu_check
+
+using namespace fp8q;
+using namespace fp8q_gpu_check;
+
+namespace {
+
+constexpr spec propagate_mult{.out = format::e4m3fn, .granularity = granularity::row,
+                              .store = stored_scale::multiplier, .overflow = overflow::propagate};
+constexpr spec pow2_col{.out = format::e4m3fnuz, .granularity = granularity::col, .power_of_2 = true,
+                        .store = stored_scale::multiplier};
+constexpr spec sr_row{.out = format::e5m2, .granularity = granularity::row, .rounding = rounding::stochastic};
+constexpr spec sr_col{.out = format::e4m3fn, .granularity = granularity::col, .rounding = rounding::stochastic};
+constexpr spec sr_tensor{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both,
+                         .rounding = rounding::stochastic};
+constexpr spec big_eps_tensor{.out = format::e4m3fn, .granularity = granularity::tensor, .eps = 1e-2f};
+constexpr tuning hw{.convert = convert_path::hardware};
+
+int variants(cudaStream_t s) {
+  int p = 0;
+  const shape shapes[] = {{1, 50, 300}, {2, 65, 129, layout::row_major, 7}, {1, 64, 80, layout::col_major, 0, layout::col_major, 3},
+                          {1, 70, 90, layout::row_major, 0, layout::col_major, 0}};
+  std::uint64_t seed = 99;
+  for (const shape& sh : shapes) {
+    for (data_kind k : {data_kind::random, data_kind::adversarial}) {
+      p += run_case<propagate_mult, tuning{}, bf16>("variant/propagate_multiplier", sh, k, ++seed, 1, s);
+      p += run_case<pow2_col, tuning{}, bf16>("variant/pow2_col", sh, k, ++seed, 1, s);
+      p += run_case<sr_row, tuning{}, bf16>("variant/sr_row", sh, k, ++seed, 1, s);
+      p += run_case<sr_row, hw, f16>("variant/sr_row_hw_requested", sh, k, ++seed, 1, s);
+      p += run_case<sr_col, tuning{}, float>("variant/sr_col", sh, k, ++seed, 1, s);
+      p += run_case<sr_tensor, tuning{}, bf16>("variant/sr_tensor", sh, k, ++seed, 1, s);
+      p += run_case<big_eps_tensor, tuning{}, bf16>("variant/eps", sh, k, ++seed, 1, s);
+    }
+  }
+  std::printf("spec variants: %d failing cases\n", p);
+  return p;
+}
+
+int graphs(cudaStream_t s) {
+  constexpr spec t{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both};
+  constexpr spec r{.out = format::e4m3fnuz, .granularity = granularity::row};
+  constexpr spec c{.out = format::e5m2, .granularity = granularity::col};
+  const shape sh{1, 300, 520};
+  const shape sh_t{1, 300, 520, layout::row_major, 0, layout::col_major, 0};
+  int p = 0;
+  p += run_case<t, tuning{}, bf16>("graph/tensor", sh, data_kind::adversarial, 5, 3, s, true);
+  p += run_case<r, tuning{}, bf16>("graph/row", sh, data_kind::adversarial, 6, 3, s, true);
+  p += run_case<c, tuning{}, bf16>("graph/col", sh_t, data_kind::adversarial, 7, 3, s, true);
+  std::printf("graph capture + replay: %d failing cases\n", p);
+  return p;
+}
+
+// Delayed scaling: cast with a given scale, record this call's amax in the same pass.
+int delayed(cudaStream_t s, fp8q_test::checker& check) {
+  constexpr spec t{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both};
+  const std::int64_t M = 1000, N = 777, B = 2;
+  std::mt19937_64 rng(4242);
+  std::vector<bf16> x = make_data<bf16, format::e4m3fn>(B * M * N, N, data_kind::adversarial, rng);
+  for (auto& v : x) if (to_float(v) != to_float(v)) v = to_bf16(1.0f);  // keep amax finite here
+  const float given[2] = {0.37f, 3.0f};
+  device_buffer<bf16> xd(x.size());
+  device_buffer<e4m3fn> qd(x.size());
+  device_buffer<float> gd(2), ad(2), sd(2), id(2);
+  cudaMemcpy(xd.ptr, x.data(), x.size() * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(gd.ptr, given, 8, cudaMemcpyHostToDevice);
+  cudaMemset(qd.ptr, 0xA5, x.size());
+  cudaMemset(ad.ptr, 0xFF, 8);
+  const matrix_view<const bf16> in = batched(row_major<const bf16>(xd.ptr, M, N), B);
+  quantized<t> out{batched(row_major(qd.ptr, M, N), B), batched(row_major(sd.ptr, 1, 1), B),
+                   batched(row_major(id.ptr, 1, 1), B)};
+  const status st = quantize_with_scale<t>(in, out, gd.ptr, ad.ptr, s);
+  FP8Q_TEST_CHECK(check, st == status::success);
+  FP8Q_TEST_CUDA(check, cudaStreamSynchronize(s));
+  std::vector<e4m3fn> q(x.size());
+  float amax[2], sc[2], inv[2];
+  cudaMemcpy(q.data(), qd.ptr, q.size(), cudaMemcpyDeviceToHost);
+  cudaMemcpy(amax, ad.ptr, 8, cudaMemcpyDeviceToHost);
+  cudaMemcpy(sc, sd.ptr, 8, cudaMemcpyDeviceToHost);
+  cudaMemcpy(inv, id.ptr, 8, cudaMemcpyDeviceToHost);
+  std::int64_t bad = 0;
+  for (std::int64_t b = 0; b < B; ++b) {
+    float a = 0.0f;
+    for (std::int64_t i = 0; i < M * N; ++i) {
+      const float v = to_float(x[b * M * N + i]);
+      a = amax_combine(a, abs_value(v));
+      if (q[b * M * N + i].bits != quantize_value<format::e4m3fn>(v, given[b], overflow::saturate, rounding::nearest_even, 0).bits) ++bad;
+    }
+    FP8Q_TEST_CHECK(check, bits_of(amax[b]) == bits_of(canonical_amax(a)));
+    FP8Q_TEST_CHECK(check, bits_of(sc[b]) == bits_of(given[b]) && bits_of(inv[b]) == bits_of(1.0f / given[b]));
+  }
+  std::printf("delayed scaling: %lld mismatches\n", (long long)bad);
+  FP8Q_TEST_CHECK(check, bad == 0);
+  return 0;
+}
+
+// Bad input: a status before anything is launched or written.
+void errors(cudaStream_t s, fp8q_test::checker& check) {
+  constexpr spec r{.out = format::e4m3fn, .granularity = granularity::row};
+  constexpr spec c{.out = format::e4m3fn, .granularity = granularity::col};
+  device_buffer<bf16> x(64 * 64);
+  device_buffer<e4m3fn> q(64 * 64);
+  device_buffer<float> sc(64);
+  cudaMemset(q.ptr, 0x5A, 64 * 64);
+  const matrix_view<const bf16> in = row_major<const bf16>(x.ptr, 64, 64);
+  quantized<r> out{row_major(q.ptr, 64, 64), row_major(sc.ptr, 64, 1), row_major(sc.ptr, 64, 1)};
+  quantized<r> null_out = out;
+  null_out.data.data = nullptr;
+  FP8Q_TEST_CHECK(check, quantize<r>(in, null_out, {}, nullptr, 0, s) == status::null_pointer);
+  quantized<r> bad_shape = out;
+  bad_shape.data.cols = 63;
+  FP8Q_TEST_CHECK(check, quantize<r>(in, bad_shape, {}, nullptr, 0, s) == status::bad_shape);
+  matrix_view<const bf16> bad_ld = in;
+  bad_ld.ld = 10;
+  FP8Q_TEST_CHECK(check, quantize<r>(bad_ld, out, {}, nullptr, 0, s) == status::bad_stride);
+  quantized<c> cout{row_major(q.ptr, 64, 64), row_major(sc.ptr, 1, 64), row_major(sc.ptr, 1, 64)};
+  FP8Q_TEST_CHECK(check, quantize<c>(in, cout, {}, nullptr, 0, s) == status::bad_workspace);
+  constexpr tuning odd_threads{.threads = 100};
+  device_buffer<unsigned char> ws(4096);
+  FP8Q_TEST_CHECK(check, (quantize<c, odd_threads>(in, cout, {}, ws.ptr, 4096, s)) == status::bad_tuning);
+  FP8Q_TEST_CUDA(check, cudaStreamSynchronize(s));
+  std::vector<unsigned char> back(64 * 64);
+  cudaMemcpy(back.data(), q.ptr, back.size(), cudaMemcpyDeviceToHost);
+  bool untouched = true;
+  for (unsigned char b : back) untouched = untouched && b == 0x5A;
+  FP8Q_TEST_CHECK(check, untouched);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!fp8q_test::gpu_visible()) return fp8q_test::skip_exit_code;
+  bool quick = false;
+  bool big = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) { quick = true; big = false; }
+    if (std::strcmp(argv[i], "--no-big") == 0) big = false;
+  }
+  fp8q_test::checker check("test_quantize_gpu");
+  cudaStream_t s = nullptr;
+  FP8Q_TEST_CUDA(check, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  FP8Q_TEST_CHECK(check, sweep_e4m3fn(s, quick, big) == 0);
+  FP8Q_TEST_CHECK(check, sweep_e4m3fnuz(s, quick, big) == 0);
+  FP8Q_TEST_CHECK(check, sweep_e5m2(s, quick, big) == 0);
+  FP8Q_TEST_CHECK(check, sweep_e5m2fnuz(s, quick, big) == 0);
+  FP8Q_TEST_CHECK(check, variants(s) == 0);
+  FP8Q_TEST_CHECK(check, graphs(s) == 0);
+  delayed(s, check);
+  errors(s, check);
+  FP8Q_TEST_CUDA(check, cudaStreamDestroy(s));
+  return check.finish();
+}

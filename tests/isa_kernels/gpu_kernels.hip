@@ -1,0 +1,43 @@
+// Every GPU kernel instantiation fp8q ships (tensorwise, rowwise, colwise; all four data formats;
+// bf16/f16/f32 inputs), compiled for AMD targets by the ISA checks in CMakeLists.txt. The memory
+// order of the amax atomics and the conversion path come from the compile line
+// (-DFP8Q_ISA_ORDER=..., -DFP8Q_ISA_CONVERT=...) so the assembly checks can tell them apart.
+#include "fp8q/gpu/quantize.hpp"
+
+namespace {
+
+using namespace fp8q;
+
+constexpr tuning isa_tuning{.amax_order = memory_order::FP8Q_ISA_ORDER,
+                            .convert = convert_path::FP8Q_ISA_CONVERT};
+
+template <format F, granularity G>
+constexpr spec isa_spec{.out = F, .granularity = G, .store = stored_scale::both};
+
+template <spec S, class In>
+status instantiate(matrix_view<const In> in, const quantized<S>& out, void* ws, gpu_stream s) {
+  return quantize<S, isa_tuning>(in, out, {}, ws, workspace_size<S>(in), s);
+}
+
+template <format F, class In>
+void all_granularities(matrix_view<const In> in, void* ws, gpu_stream s) {
+  (void)instantiate<isa_spec<F, granularity::tensor>, In>(in, {}, ws, s);
+  (void)instantiate<isa_spec<F, granularity::row>, In>(in, {}, ws, s);
+  (void)instantiate<isa_spec<F, granularity::col>, In>(in, {}, ws, s);
+}
+
+template <class In>
+void every_format(matrix_view<const In> in, void* ws, gpu_stream s) {
+  all_granularities<format::e4m3fnuz, In>(in, ws, s);
+  all_granularities<format::e5m2fnuz, In>(in, ws, s);
+  all_granularities<format::e4m3fn, In>(in, ws, s);
+  all_granularities<format::e5m2, In>(in, ws, s);
+}
+
+}  // namespace
+
+void fp8q_isa_instantiate_all(const void* data, void* ws, gpu_stream s) {
+  every_format(row_major(static_cast<const bf16*>(data), 64, 64), ws, s);
+  every_format(row_major(static_cast<const f16*>(data), 64, 64), ws, s);
+  every_format(row_major(static_cast<const float*>(data), 64, 64), ws, s);
+}
