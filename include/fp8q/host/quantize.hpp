@@ -53,8 +53,9 @@ template <spec Rows, spec Cols, class In>
                                       const quantized<Cols>& out_cols,  // data [B][M, N]; codes per Cols
                                       const quantize_args& args = {}, const options& opt = {});
 
-/// x' = decode(q) * inverse scale (from `inverse` if stored, else 1/s from `scale`), rounded to
-/// Out (f32, bf16 or f16) to nearest even.
+/// x' = decode(q) * inverse scale (from `inverse` if stored, else 1/s from `scale`) as one f32
+/// multiply, then narrowed to Out: f32 as is, bf16/f16 by to_bf16/to_f16 (nearest even), the
+/// way torch's q.float() * inv then .to(bfloat16) rounds. Group kinds need the same args.groups.
 template <spec S, class Out>
 [[nodiscard]] status dequantize(const quantized<S>& in,  // data [B][M, N]; scales per S
                                 matrix_view<Out> out,    // [B][M, N] Out, any layout
