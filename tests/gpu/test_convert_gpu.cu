@@ -5,9 +5,9 @@
 //
 //   test_convert_gpu [--device N]     (N: device to run the conversions on, default 0)
 //
-// Exit: 0 all equal, 1 any mismatch or CUDA error, 77 no GPU. About 1 minute on an H200 with a
-// 16-core host; the host reference (4.3e10 encodes) is the bulk of it and runs on every core
-// while the device works on the next chunk.
+// Exit: 0 all equal, 1 any mismatch or CUDA error, 77 no GPU. 12 s on an H200 with a 16-core
+// host (measured 2026-11-29; 2m41s of host CPU time): the host reference (4.3e10 encodes) is the
+// bulk of it and runs on every core while the device works on the next chunk.
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
