@@ -6,9 +6,15 @@
 #include "fp8q/convert.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/host/quantize.hpp"
+
 #include "fp8q/scale.hpp"
 #include "fp8q/spec.hpp"
 #include "fp8q/status.hpp"
 #include "fp8q/tuning.hpp"
 #include "fp8q/validate.hpp"
 #include "fp8q/views.hpp"
+
+// GPU entry points when compiled by nvcc (fp8q::cuda) or hipcc (fp8q::hip).
+#if FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_HIP
+#include "fp8q/gpu/quantize.hpp"
+#endif

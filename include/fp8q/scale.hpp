@@ -41,15 +41,24 @@ FP8Q_HD constexpr float scale_from_amax(float amax, float fmt_max, float eps, bo
   return s;
 }
 
-/// The inverse that dequantization multiplies by: 1/s, correctly rounded (exact for powers of 2).
-FP8Q_HD constexpr float inverse_scale(float s) { return 1.0f / s; }
+/// A NaN produced by arithmetic has no portable sign or payload (x86 makes Inf * 0 a negative
+/// NaN, NVIDIA GPUs return 0x7fffffff for every NaN result), so every NaN that fp8q computes is
+/// replaced by the positive quiet NaN 0x7fc00000 before it is encoded or stored.
+FP8Q_HD constexpr float canonical_nan(float v) {
+  return v != v ? detail::f32_from_bits(0x7fc00000u) : v;
+}
+
+/// The inverse that dequantization multiplies by: 1/s, correctly rounded (exact for powers of 2);
+/// a NaN scale gives the canonical NaN.
+FP8Q_HD constexpr float inverse_scale(float s) { return canonical_nan(1.0f / s); }
 
 /// q = encode(clamp(x * s)) for f32 scales. The multiply is one correctly rounded f32 multiply;
-/// saturation clamps (keeping NaN), propagation lets encode's overflow rule act.
+/// saturation clamps (keeping NaN), propagation lets encode's overflow rule act. A NaN product
+/// (NaN input, NaN scale, or Inf * 0) encodes as the format's positive canonical NaN.
 template <format F>
 FP8Q_HD constexpr fp8<F> quantize_value(float x, float s, overflow ov, rounding r,
                                         std::uint32_t random_bits) {
-  return encode<F>(x * s, r, random_bits, ov);
+  return encode<F>(canonical_nan(x * s), r, random_bits, ov);
 }
 
 /// Unbiased exponent (floor(log2 v)) of a positive finite f32, subnormals included.
@@ -66,7 +75,8 @@ FP8Q_HD constexpr int floor_log2(float v) {
 ///  floor: code = clamp(floor(log2 amax) - emax(F), -127, 127) + 127; amax 0 gives code 0.
 ///  rceil: code = clamp(ceil(log2(amax / max(F))), -127, 127) + 127, the division correctly
 ///         rounded in f32; amax 0 gives code 0.
-/// An Inf amax is treated as 2^128 (then clamped to code 254).
+/// An Inf amax counts as 2^128: rceil clamps to code 254, floor gives 128 - emax(F) + 127
+/// (247 for e4m3fn, 240 for e5m2).
 template <format F>
 FP8Q_HD constexpr std::uint8_t mx_scale_code(float amax, e8m0_rounding r) {
   constexpr format_traits t = traits(F);

@@ -223,7 +223,11 @@ template <spec S, tuning T = tuning{}, class In>
   if (st != status::success) return st;
   if (in.empty()) return status::success;
   const std::size_t need = workspace_size<S>(in);
-  if (need > 0 && (workspace == nullptr || workspace_bytes < need)) return status::bad_workspace;
+  // Rowwise with row-major input and output is one fused launch that needs no workspace.
+  const bool fused_row = S.granularity == granularity::row && in.order == layout::row_major &&
+                         out.data.order == layout::row_major;
+  if (!fused_row && need > 0 && (workspace == nullptr || workspace_bytes < need))
+    return status::bad_workspace;
   tuning r{};
   int sms = 0;
   if ((st = detail::gpu::prepare<S, T>(r, &sms)) != status::success) return st;
@@ -242,8 +246,7 @@ template <spec S, tuning T = tuning{}, class In>
     }
     return detail::gpu::launch_tiled<S, R, In, group_axis::tensor>(in, out, amax, need, args.seed, sms, stream);
   } else if constexpr (S.granularity == granularity::row) {
-    if (in.order == layout::row_major && out.data.order == layout::row_major)
-      return detail::gpu::launch_row_fused<S, R>(in, out, args.seed, sms, stream);
+    if (fused_row) return detail::gpu::launch_row_fused<S, R>(in, out, args.seed, sms, stream);
     return detail::gpu::launch_tiled<S, R, In, group_axis::row>(in, out, amax, need, args.seed, sms, stream);
   } else {
     return detail::gpu::launch_tiled<S, R, In, group_axis::col>(in, out, amax, need, args.seed, sms, stream);
@@ -252,13 +255,14 @@ template <spec S, tuning T = tuning{}, class In>
 
 /// Tensorwise with a given scale (delayed scaling): casts with given_scale[b] (last step's
 /// scale, device memory) in one pass and writes this call's amax of each batch item to
-/// amax_out[b] (device memory, f32). Needs dense views of the same layout (else bad_layout).
+/// amax_out[b] (device memory, f32; any NaN gives 0x7fc00000). Needs dense views of the same
+/// layout (else bad_layout).
 template <spec S, tuning T = tuning{}, class In>
 [[nodiscard]] status quantize_with_scale(matrix_view<const In> in,  // [batch, rows, cols] In
                                          const quantized<S>& out,
                                          const float* given_scale,  // [batch] f32, device
                                          float* amax_out,           // [batch] f32, device
-                                         gpu_stream stream) {
+                                         const quantize_args& args, gpu_stream stream) {
   check_spec<S>();
   static_assert(S.granularity == granularity::tensor && S.scale == scale_format::f32,
                 "fp8q: quantize_with_scale is tensorwise with f32 scales");
@@ -275,7 +279,16 @@ template <spec S, tuning T = tuning{}, class In>
   auto* record = reinterpret_cast<std::uint32_t*>(amax_out);
   st = backend::memset_async(record, 0, static_cast<std::size_t>(in.batch) * 4, stream);
   if (st != status::success) return st;
-  return detail::gpu::launch_flat_cast<S, R, In, true>(in, out, nullptr, given_scale, record, 0, sms, stream);
+  return detail::gpu::launch_flat_cast<S, R, In, true>(in, out, nullptr, given_scale, record,
+                                                       args.seed, sms, stream);
+}
+
+/// quantize_with_scale with default arguments (seed 0 for stochastic rounding).
+template <spec S, tuning T = tuning{}, class In>
+[[nodiscard]] status quantize_with_scale(matrix_view<const In> in, const quantized<S>& out,
+                                         const float* given_scale, float* amax_out,
+                                         gpu_stream stream) {
+  return quantize_with_scale<S, T>(in, out, given_scale, amax_out, quantize_args{}, stream);
 }
 
 }  // namespace fp8q

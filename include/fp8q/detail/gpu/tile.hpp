@@ -97,6 +97,7 @@ __device__ constexpr bool use_hw_convert() {
 /// q for one already-scaled value v = x * s: software encode (the definition).
 template <spec S>
 __device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::uint64_t index) {
+  v = canonical_nan(v);  // the device's NaN results carry no meaningful sign (scale.hpp)
   if constexpr (S.rounding == rounding::stochastic) {
     return encode_stochastic<S.out>(v, stochastic_bits(seed, index), S.overflow).bits;
   } else {
@@ -106,8 +107,8 @@ __device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::u
   }
 }
 
-/// Encode 16 scaled values whose logical indices are first_index + k * index_stride; the hardware path converts pairs and restores fp8q's NaN code (the
-/// converters write one canonical NaN; fp8q keeps the input's sign where the format has one).
+/// Encode 16 scaled values whose logical indices are first_index + k * index_stride. The
+/// hardware path converts pairs, then writes fp8q's NaN code where the product is NaN.
 template <spec S, tuning T>
 __device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[vec_elems],
                                 std::uint64_t seed, std::uint64_t first_index,
@@ -124,7 +125,7 @@ __device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[v
     }
 #pragma unroll
     for (int k = 0; k < vec_elems; ++k) {
-      if (v[k] != v[k]) q[k] = encode<S.out>(v[k], S.overflow).bits;
+      if (v[k] != v[k]) q[k] = encode<S.out>(canonical_nan(v[k]), S.overflow).bits;
     }
   } else {
 #pragma unroll

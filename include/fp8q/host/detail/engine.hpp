@@ -289,7 +289,7 @@ void dequantize_units(const quantized<S>& in,  // data [B][M, N] any layout; sca
                  const std::int64_t step_out = along ? so.col : so.row;
                  const float* f = inv + u;
                  for (std::int64_t k = 0; k < len; ++k)
-                   y[k * step_out] = narrow_to<Out>(decode(p[k * step_in]) * f[k * du]);
+                   y[k * step_out] = narrow_to<Out>(canonical_nan(decode(p[k * step_in]) * f[k * du]));
                });
 }
 
