@@ -35,6 +35,6 @@ case "${1:-all}" in
     exit $rc
     ;;
   bench)
-    OUT=$OUT bash bench/run_h200.sh
+    OUT=$OUT BENCH=$build/bench/fp8q_bench bash bench/run_h200.sh
     ;;
 esac
