@@ -343,6 +343,7 @@ struct gen_cfg {
   double p_small_int = 0.05;  // small integers (exact products, ties after scaling)
   double p_nan = 0.0;
   double p_inf = 0.0;
+  bool full_range = false;    // clamp exponents to the whole f32/bf16 range instead of [-40, 40]
 };
 
 /// A batch x rows x cols logical tensor of values exactly representable in T, index
@@ -375,7 +376,11 @@ std::vector<float> random_values(std::mt19937_64& rng, i64 batch, i64 rows, i64 
       } else {
         int e = std::uniform_int_distribution<int>(g.exp_lo, g.exp_hi)(rng) +
                 row_off[static_cast<std::size_t>(br)] + col_off[static_cast<std::size_t>(c)];
-        e = std::clamp(e, min_exp<T>(), max_exp<T>());
+        if (g.full_range && !std::is_same_v<T, fp8q::f16>) {
+          e = std::clamp(e, -149, 126);
+        } else {
+          e = std::clamp(e, min_exp<T>(), max_exp<T>());
+        }
         if ((p -= g.p_pow2) < 0) {
           v = static_cast<float>(std::ldexp(1.0, e));
         } else if ((p -= g.p_small_int) < 0) {
