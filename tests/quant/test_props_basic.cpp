@@ -99,7 +99,7 @@ TEST_CASE("props: results do not depend on options::threads", "[host][props][thr
 }
 
 TEST_CASE("props: dequantize to bf16 and f16", "[host][props]") {
-  // Power-of-2 scales make decode(q) * (1/s) exact, so there is a single rounding to Out.
+  // Power-of-2 scales make decode(q) * (1/s) exact in f32, so only the rounding to Out remains.
   const std::uint64_t seed = fq::test_seed("dequant16");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
@@ -109,27 +109,32 @@ TEST_CASE("props: dequantize to bf16 and f16", "[host][props]") {
     REQUIRE(r.st == status::success);
     CHECK(fq::check_dequantize<row_pow2, bf16, bf16>(p, r, {layout::row_major, 1, 0}) == "");
     CHECK(fq::check_dequantize<row_pow2, bf16, f16>(p, r, {layout::col_major, 0, 0}) == "");
+    // rounded inverses: f32 product, then narrowed (two roundings, docs/semantics.md)
+    const fq::problem p32 = fq::random_problem<float>(rng, sh, {}, granularity::tensor, 0);
+    const auto r32 = fq::run_quantize<tensor_both, float>(p32, {}, {});
+    REQUIRE(r32.st == status::success);
+    CHECK(fq::check_dequantize<tensor_both, float, bf16>(p32, r32, {layout::col_major, 0, 3}) == "");
+    CHECK(fq::check_dequantize<tensor_both, float, f16>(p32, r32, {}) == "");
   }
 }
 
-TEST_CASE("dequantize to bf16 rounds the product once", "[host][hand][dequant_rounding]") {
-  // host/quantize.hpp: "x' = decode(q) * inverse scale ..., rounded to Out (f32, bf16 or f16) to
-  // nearest even": one rounding of the product. With an inverse that is not a power of two the
-  // product has up to 28 significant bits, and rounding it to f32 first can move it onto a bf16
-  // tie (double rounding). Crafted case:
+TEST_CASE("hand: dequantize to bf16 rounds twice (f32 product, then bf16)", "[host][hand][dequant_rounding]") {
+  // docs/semantics.md "Dequantization": y = decode(q) * inv as one f32 multiply, then narrowed to
+  // Out by to_bf16 (two roundings, as torch's q.float() * inv then .to(bfloat16)). With an
+  // inverse that is not a power of two the exact product has up to 28 significant bits, so the
+  // two roundings can differ from one. Crafted case:
   //   q = 0x3F (e4m3fn: E=7 M=7 -> 1.875), stored inverse 0x3c051111 = 0.008121744729578495
-  //   exact product 1.875 * 0.008121744729578495 = 0.015228271367959678 (just below the bf16
-  //   midpoint 0x3c798000 = 0.0152282714843750)
-  //   rounded once to bf16:                         0x3c79 (0.01519775390625)
-  //   rounded to f32 first (0x3c798000, a bf16 tie): 0x3c7a (0.0152587890625)
+  //   exact product 1.875 * 0.008121744729578495 = 0.015228271367959678, just below the bf16
+  //   midpoint 0x3c798000 (0.0152282714843750)
+  //   f32 product: rounds to 0x3c798000, the midpoint itself; to_bf16: tie -> even -> 0x3c7a
+  //   (a single rounding of the exact product would give 0x3c79)
   constexpr spec S{.out = format::e4m3fn, .granularity = granularity::tensor};
   e4m3fn q[1] = {{0x3F}};
   float inv = fq::float_of(0x3c051111u);
   const quantized<S> in{row_major(q, 1, 1), {}, row_major(&inv, 1, 1)};
   bf16 out[1] = {{0}};
   REQUIRE(host::dequantize<S>(in, row_major(out, 1, 1)) == status::success);
-  CHECK(static_cast<int>(out[0].bits) == 0x3c79);
-  // f32 output: the product rounded once to f32 is the tie value itself
+  CHECK(static_cast<int>(out[0].bits) == 0x3c7a);
   float out32 = 0;
   REQUIRE(host::dequantize<S>(in, row_major(&out32, 1, 1)) == status::success);
   CHECK(fq::bits_of(out32) == 0x3c798000u);

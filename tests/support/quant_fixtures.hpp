@@ -915,15 +915,15 @@ double dequant_factor(const actual& a, std::size_t k) {
 
 /// How dequantization rounds decode(q) * factor to Out.
 enum class dq_rounding {
-  once,          // the exact product rounded once to Out (the literal reading of the API text)
-  through_f32,   // the product rounded to f32, then to Out
+  through_f32,   // the product rounded to f32, then to Out (docs/semantics.md "Dequantization")
+  once,          // the exact product rounded once to Out
 };
 
 /// Dequantize the outputs of run `r` into Out laid out as `cfg` and compare with
 /// round(decode(q) * factor): "" on success. Elements outside every group must stay poisoned.
 template <fp8q::spec S, class In, class Out>
 std::string check_dequantize(const problem& p, const run_result<S, In>& r, const view_cfg& cfg,
-                             unsigned threads = 1, dq_rounding how = dq_rounding::once) {
+                             unsigned threads = 1, dq_rounding how = dq_rounding::through_f32) {
   const Out poison = from_float<Out>(-12345.0f);
   owned<Out> o = make_owned<Out>(p.B, p.M, p.N, cfg, poison);
   fp8q::host::options opt;
