@@ -86,6 +86,26 @@ FP8Q_HD constexpr std::uint8_t encode_signed(std::uint32_t u, overflow ov, bool 
                                : static_cast<std::uint8_t>(sign | t.nan_bits);
   if (a > 0x7f800000u) return fnuz ? t.nan_bits : static_cast<std::uint8_t>(sign | t.nan_bits);
   if (a == 0x7f800000u) return overflowed;
+  if (!stochastic) {
+    // Nearest-even in 32-bit integer steps (the common path; same results as the general one
+    // below, which tests/slow checks over all 2^32 inputs).
+    constexpr std::uint32_t min_normal = static_cast<std::uint32_t>(128 - t.bias) << 23;
+    std::uint32_t code = 0;
+    if (a >= min_normal) {
+      // add half an FP8 ulp minus one, plus the kept LSB (ties to even); carries roll into the
+      // exponent, then the exponent is re-biased
+      const std::uint32_t r = a + ((1u << (22 - m)) - 1u) + ((a >> (23 - m)) & 1u);
+      code = (r >> (23 - m)) - (static_cast<std::uint32_t>(127 - t.bias) << m);
+    } else {
+      // below the smallest normal: one f32 addition of a constant whose ulp is the FP8
+      // subnormal step rounds |x| to that step (nearest even, like every f32 addition)
+      constexpr float magic = exp2i(1 - t.bias - m + 23);
+      code = bits_from_f32(f32_from_bits(a) + magic) - bits_from_f32(magic);
+    }
+    if (code > t.max_bits) return overflowed;
+    if (code == 0) return fnuz ? std::uint8_t{0} : sign;
+    return static_cast<std::uint8_t>(sign | code);
+  }
   const int f32_exp = static_cast<int>(a >> 23);
   // value = mant * 2^(e - 23) with e the unbiased exponent of the leading bit position
   const std::uint64_t mant = (a & 0x7fffffu) | (f32_exp ? 0x800000u : 0u);
