@@ -12,10 +12,11 @@ constexpr format F = format::FP8Q_SWEEP_FORMAT;
 template <granularity G>
 constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both};
 
-// Three tunings that differ in everything a tuning can change; bytes must not.
+// Three tunings that differ in everything a tuning can change; bytes must not. The default
+// resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware.
 constexpr tuning t_default{};
 constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
-                         .amax_order = memory_order::acq_rel};
+                         .amax_order = memory_order::acq_rel, .convert = convert_path::software};
 constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
                         .amax_order = memory_order::seq_cst, .convert = convert_path::hardware};
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fp8q/detail/gpu/tile.hpp"
 #include "fp8q/views.hpp"
@@ -54,24 +55,33 @@ __global__ void __launch_bounds__(TC::value.threads)
     auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols]
     const std::uint64_t row_index = static_cast<std::uint64_t>(b * M + r) * N;
 
-    float keep[Items][V];
+    // The row's first Items * threads vectors stay in registers, raw (bf16/f16 take half the
+    // registers of f32), between the amax pass and the cast pass.
+    using keep_t = std::conditional_t<Vec, raw16<In>, float>;
+    keep_t keep[Items];
     std::uint32_t amax = 0;
+    auto widen = [&](const keep_t& k, float (&x)[V]) {
+      if constexpr (Vec) widen16(k, x); else x[0] = k;
+    };
+    auto load = [&](std::int64_t v, keep_t& k) {
+      if constexpr (Vec) load_raw16(src + v * V, k); else k = load_one(src + v);
+    };
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const std::int64_t v = tid + static_cast<std::int64_t>(i) * threads;
       if (v < nvec) {
-        if constexpr (Vec) {
-          load16(src + v * V, keep[i]);
-        } else {
-          keep[i][0] = load_one(src + v);
-        }
+        load(v, keep[i]);
+        float x[V];
+        widen(keep[i], x);
 #pragma unroll
-        for (int k = 0; k < V; ++k) amax = amax > abs_bits(keep[i][k]) ? amax : abs_bits(keep[i][k]);
+        for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
       }
     }
     for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
+      keep_t raw;
+      load(v, raw);
       float x[V];
-      if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+      widen(raw, x);
 #pragma unroll
       for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
     }
@@ -88,11 +98,13 @@ __global__ void __launch_bounds__(TC::value.threads)
     backend::block_sync();
     const float s = s_shared;
 
-    auto cast_store = [&](std::int64_t v, float (&x)[V]) {
+    auto cast_store = [&](std::int64_t v, const keep_t& k) {
+      float x[V];
+      widen(k, x);
       if constexpr (Vec) {
         float y[V];
 #pragma unroll
-        for (int k = 0; k < V; ++k) y[k] = x[k] * s;
+        for (int j = 0; j < V; ++j) y[j] = x[j] * s;
         std::uint8_t q[V];
         encode16<S, TC::value>(y, q, seed, row_index + v * V, 1);
         store16(dst + v * V, q);
@@ -106,9 +118,9 @@ __global__ void __launch_bounds__(TC::value.threads)
       if (v < nvec) cast_store(v, keep[i]);
     }
     for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
-      float x[V];
-      if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
-      cast_store(v, x);
+      keep_t raw;
+      load(v, raw);
+      cast_store(v, raw);
     }
     for (std::int64_t e = nvec * V + tid; e < N; e += threads) {
       dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
@@ -181,8 +193,11 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t nvec = count / V;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T.threads;
   std::uint32_t amax = 0;
-  for (std::int64_t v = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; v < nvec;
-       v += stride) {
+  // Walk the vectors from the end: the amax launch swept front to back, so the tail of the
+  // tensor is what is still in L2 (about 50 MB on an H200) when this launch starts.
+  for (std::int64_t w = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; w < nvec;
+       w += stride) {
+    const std::int64_t v = nvec - 1 - w;
     float x[V];
     if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
     if constexpr (Record) {
@@ -338,8 +353,8 @@ __global__ void __launch_bounds__(TC::value.threads)
 }
 
 // Cast one tile with its groups' scales and store it through the output's layout: staged (a
-// padded byte tile in shared memory, then 16-byte stores along the output's contiguous axis)
-// or direct (each thread stores its own byte).
+// padded byte tile in shared memory laid out in the OUTPUT's order, then 16-byte stores along
+// the output's contiguous axis) or direct (each thread stores the bytes it encoded).
 template <class SC, class TC, class In, group_axis A, bool VecIn, bool VecOut, bool Staged>
 __global__ void __launch_bounds__(TC::value.threads)
     tile_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
@@ -349,9 +364,11 @@ __global__ void __launch_bounds__(TC::value.threads)
   constexpr int TR = T.tile_rows;
   constexpr int TCOL = T.tile_cols;
   constexpr int threads = T.threads;
-  constexpr int pad = 16;  // keeps 16-byte rows in the byte tile and spreads column reads over banks
+  constexpr int big = TR > TCOL ? TR : TCOL;
+  constexpr int pad = 16;  // keeps every byte-tile line 16-byte aligned, spreads lines over banks
+  constexpr int E = 4;     // bytes each thread encodes per step, consecutive in the output
   __shared__ float tile[TR][TCOL + 1];
-  __shared__ std::uint8_t qtile[Staged ? TR : 1][Staged ? TCOL + pad : 1];
+  __shared__ u32x4 qwords[Staged ? (TR * TCOL + pad * big) / 16 : 1];
   __shared__ float scales[A == group_axis::col ? TCOL : (A == group_axis::row ? TR : 1)];
 
   const std::int64_t b = blockIdx.z;
@@ -383,47 +400,62 @@ __global__ void __launch_bounds__(TC::value.threads)
   load_tile<TR, TCOL, In, VecIn>(in, b, r0, c0, tile, threads);
   backend::block_sync();
 
+  // The byte tile follows the output's order: line = output's slow axis, fast = contiguous axis.
   const bool out_row_major = out.data.order == layout::row_major;
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
-  // Encode in the output's fast order, so direct stores are as coalesced as they can be.
   const int fast = out_row_major ? TCOL : TR;
-  for (int i = tid; i < TR * TCOL; i += threads) {
-    const int lr = out_row_major ? i / fast : i % fast;
-    const int lc = out_row_major ? i % fast : i / fast;
-    const std::int64_t r = r0 + lr;
-    const std::int64_t c = c0 + lc;
-    if (r >= M || c >= N) continue;
-    const float s = A == group_axis::col ? scales[lc] : (A == group_axis::row ? scales[lr] : scales[0]);
-    const std::uint8_t q =
-        encode_scaled<S>(tile[lr][lc] * s, seed, static_cast<std::uint64_t>((b * M + r) * N + c));
+  const int slow = out_row_major ? TR : TCOL;
+  const int pitch = fast + pad;
+  const std::int64_t fast_limit = out_row_major ? N - c0 : M - r0;
+  const std::int64_t slow_limit = out_row_major ? M - r0 : N - c0;
+  auto* qbytes = reinterpret_cast<std::uint8_t*>(qwords);
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  for (int i = tid; i < slow * (fast / E); i += threads) {
+    const int ls = i / (fast / E);
+    const int lf = (i % (fast / E)) * E;
+    if (ls >= slow_limit || lf >= fast_limit) continue;
+    float y[E];
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+      const int lr = out_row_major ? ls : lf + k;
+      const int lc = out_row_major ? lf + k : ls;
+      const float sc = A == group_axis::col ? scales[lc] : (A == group_axis::row ? scales[lr] : scales[0]);
+      y[k] = lf + k < fast_limit ? tile[lr][lc] * sc : 0.0f;
+    }
+    std::uint8_t q[E];
+    encode_n<S, T>(y, q, seed, [&](int k) {
+      const std::int64_t r = r0 + (out_row_major ? ls : lf + k);
+      const std::int64_t c = c0 + (out_row_major ? lf + k : ls);
+      return static_cast<std::uint64_t>((b * M + r) * N + c);
+    });
     if constexpr (Staged) {
-      qtile[lr][lc] = q;
+      std::uint32_t w = 0;
+#pragma unroll
+      for (int k = 0; k < E; ++k) w |= static_cast<std::uint32_t>(q[k]) << (8 * k);
+      *reinterpret_cast<std::uint32_t*>(qbytes + ls * pitch + lf) = w;
     } else {
-      out_bytes[out.data.offset(b, r, c)] = q;
+      for (int k = 0; k < E && lf + k < fast_limit; ++k) {
+        const std::int64_t r = r0 + (out_row_major ? ls : lf + k);
+        const std::int64_t c = c0 + (out_row_major ? lf + k : ls);
+        out_bytes[out.data.offset(b, r, c)] = q[k];
+      }
     }
   }
   if constexpr (Staged) {
     backend::block_sync();
-    const std::int64_t fast_limit = out_row_major ? N - c0 : M - r0;
-    const std::int64_t slow_limit = out_row_major ? M - r0 : N - c0;
-    const int slow = out_row_major ? TR : TCOL;
     constexpr int V = VecOut ? vec_elems : 1;
     const int per_line = fast / V;
     for (int slot = tid; slot < slow * per_line; slot += threads) {
       const int ls = slot / per_line;
       const int lf = (slot % per_line) * V;
-      if (ls >= slow_limit) continue;
+      if (ls >= slow_limit || lf >= fast_limit) continue;
       const std::int64_t lr = out_row_major ? ls : lf;
       const std::int64_t lc = out_row_major ? lf : ls;
       std::uint8_t* dst = out_bytes + out.data.offset(b, r0 + lr, c0 + lc);
+      const std::uint8_t* src = qbytes + ls * pitch + lf;
       if (VecOut && lf + V <= fast_limit) {
-        std::uint8_t q[vec_elems];
-#pragma unroll
-        for (int k = 0; k < vec_elems; ++k) q[k] = out_row_major ? qtile[ls][lf + k] : qtile[lf + k][ls];
-        store16(dst, q);
+        *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(src);
       } else {
-        for (int k = 0; k < V && lf + k < fast_limit; ++k)
-          dst[k] = out_row_major ? qtile[ls][lf + k] : qtile[lf + k][ls];
+        for (int k = 0; k < V && lf + k < fast_limit; ++k) dst[k] = src[k];
       }
     }
   }

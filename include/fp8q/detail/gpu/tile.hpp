@@ -64,6 +64,38 @@ __device__ inline void load16(const In* p, float (&v)[vec_elems]) {
   }
 }
 
+/// 16 consecutive input elements kept as raw 16-byte words (half the registers of 16 floats for
+/// bf16/f16), widened to f32 when used.
+template <class In>
+struct raw16 {
+  static constexpr int words = sizeof(In);  // 16 elements * sizeof(In) bytes / 16 bytes per word
+  u32x4 w[words];
+};
+
+template <class In>
+__device__ inline void load_raw16(const In* p, raw16<In>& r) {
+  const u32x4* q = reinterpret_cast<const u32x4*>(p);
+#pragma unroll
+  for (int h = 0; h < raw16<In>::words; ++h) r.w[h] = q[h];
+}
+
+template <class In>
+__device__ inline void widen16(const raw16<In>& r, float (&v)[vec_elems]) {
+#pragma unroll
+  for (int h = 0; h < raw16<In>::words; ++h) {
+    const std::uint32_t words[4] = {r.w[h].x, r.w[h].y, r.w[h].z, r.w[h].w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) {
+        v[h * 8 + 2 * k] = to_float(In{static_cast<std::uint16_t>(words[k] & 0xffffu)});
+        v[h * 8 + 2 * k + 1] = to_float(In{static_cast<std::uint16_t>(words[k] >> 16)});
+      } else {
+        v[h * 4 + k] = __builtin_bit_cast(float, words[k]);
+      }
+    }
+  }
+}
+
 /// Store 16 bytes (16-byte aligned).
 __device__ inline void store16(std::uint8_t* p, const std::uint8_t (&b)[vec_elems]) {
   u32x4 w;
@@ -90,8 +122,10 @@ __device__ inline float group_scale(std::uint32_t amax_bits) {
 /// Whether tuning T may use the hardware converter for spec S on the architecture being compiled.
 template <spec S, tuning T>
 __device__ constexpr bool use_hw_convert() {
-  return T.convert == convert_path::hardware && S.rounding == rounding::nearest_even &&
-         S.overflow == overflow::saturate && backend::has_hw_convert<S.out>;
+  constexpr bool wanted = T.convert == convert_path::hardware ||
+                         (T.convert == convert_path::automatic && backend::hw_convert_by_default);
+  return wanted && S.rounding == rounding::nearest_even && S.overflow == overflow::saturate &&
+         backend::has_hw_convert<S.out>;
 }
 
 /// q for one already-scaled value v = x * s: software encode (the definition).
@@ -130,6 +164,31 @@ __device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[v
   } else {
 #pragma unroll
     for (int k = 0; k < vec_elems; ++k) q[k] = encode_scaled<S>(v[k], seed, first_index + k * index_stride);
+  }
+}
+
+/// Encode N (even) scaled values to bytes, pairs through the hardware converter where tuning T
+/// selects it; index(k) gives each value's logical index for stochastic rounding.
+template <spec S, tuning T, int N, class IndexFn>
+__device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::uint64_t seed,
+                                IndexFn index) {
+  static_assert(N % 2 == 0, "pairs");
+  if constexpr (use_hw_convert<S, T>()) {
+    (void)seed;
+    (void)index;
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+      const unsigned short pair = backend::hw_encode_pair_sat<S.out>(v[k], v[k + 1]);
+      q[k] = static_cast<std::uint8_t>(pair & 0xffu);
+      q[k + 1] = static_cast<std::uint8_t>(pair >> 8);
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (v[k] != v[k]) q[k] = encode<S.out>(canonical_nan(v[k]), S.overflow).bits;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) q[k] = encode_scaled<S>(v[k], seed, index(k));
   }
 }
 

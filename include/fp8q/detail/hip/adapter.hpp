@@ -101,6 +101,11 @@ inline constexpr bool has_hw_convert =
     false;
 #endif
 
+/// convert_path::automatic stays in software on AMD: the hardware path is compiled and
+/// ISA-checked (v_cvt_pk_fp8_f32 after the clamp) but no AMD GPU was available to prove it
+/// identical to the software encode.
+inline constexpr bool hw_convert_by_default = false;
+
 template <format F>
 __device__ inline unsigned short hw_encode_pair_sat(float lo, float hi) {
 #if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
