@@ -51,12 +51,13 @@ std::string hex(std::uint8_t bits) {
   return buf;
 }
 
-// "2^-9" for exact powers of two (every min normal / min subnormal here), else "%g".
+// "2^-9" for powers of two outside [1, 1e6) (every min normal / min subnormal, e8m0's max),
+// else "%g".
 std::string pow2_or_value(float v) {
   int e = 0;
   const float mantissa = std::frexp(v, &e);
   char buf[32];
-  if (mantissa == 0.5f) {
+  if (mantissa == 0.5f && (v < 1.0f || v >= 1e6f)) {
     std::snprintf(buf, sizeof(buf), "2^%d", e - 1);
   } else {
     std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(v));
@@ -66,7 +67,7 @@ std::string pow2_or_value(float v) {
 
 void print_formats() {
   std::printf("FP8 formats (every trait derived from exponent/mantissa bits and special codes)\n");
-  std::printf("  %-9s %-5s %5s %11s %10s %13s  %-18s %-9s %s\n", "format", "bits", "bias", "max",
+  std::printf("  %-9s %-5s %5s %8s %10s %13s  %-18s %-9s %s\n", "format", "bits", "bias", "max",
               "min normal", "min subnormal", "NaN codes", "Inf", "-0");
   for (format f : fp8q::all_formats) {
     const fp8q::format_traits t = fp8q::traits(f);
@@ -85,8 +86,8 @@ void print_formats() {
     const char* neg_zero = t.has_negative_zero ? "0x80"
                            : t.has_zero        ? "none (0x80 is NaN)"
                                                : "none (no zero)";
-    std::printf("  %-9s %-5s %5d %11g %10s %13s  %-18s %-9s %s\n", t.name, bits, t.bias,
-                static_cast<double>(t.max), pow2_or_value(t.min_normal).c_str(),
+    std::printf("  %-9s %-5s %5d %8s %10s %13s  %-18s %-9s %s\n", t.name, bits, t.bias,
+                pow2_or_value(t.max).c_str(), pow2_or_value(t.min_normal).c_str(),
                 t.has_subnormals ? pow2_or_value(t.min_subnormal).c_str() : "-", nans.c_str(),
                 inf.c_str(), neg_zero);
   }
