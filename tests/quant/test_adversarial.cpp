@@ -2,8 +2,9 @@
 // -> s = 0, Inf * 0 = NaN), all-zero groups (s = max / eps), subnormal amaxes, FLT_MAX, rounding
 // ties and overflow right after scaling, MX blocks with NaN/Inf, and random inputs sprinkled with
 // NaN and Inf checked against the reference for every granularity.
-// Rules: docs/semantics.md "Quantization" and ARCHITECTURE §3. NaN codes of formats with two
-// NaN codes compare by NaN-ness (their sign follows the platform's NaN rules).
+// Rules: docs/semantics.md "Quantization" and ARCHITECTURE §3. Every NaN fp8q computes (x*s with
+// a NaN, Inf*0, 1/NaN) is the positive canonical NaN 0x7fc00000, so quantized NaNs are the
+// format's positive code: e4m3fn 0x7F, e5m2 0x7E, fnuz 0x80.
 #include <catch2/catch.hpp>
 
 #include "quant_fixtures.hpp"
@@ -19,8 +20,8 @@ namespace {
 const float nan_f = std::numeric_limits<float>::quiet_NaN();
 const float inf_f = std::numeric_limits<float>::infinity();
 
-bool e4m3fn_nan(int code) { return code == 0x7F || code == 0xFF; }
-bool e5m2_nan(int code) { return (code & 0x7F) > 0x7C; }
+bool e4m3fn_nan(int code) { return code == 0x7F; }  // the positive canonical NaN code
+bool e5m2_nan(int code) { return code == 0x7E; }
 
 constexpr spec row_both{.out = format::e4m3fn, .granularity = granularity::row,
                         .store = stored_scale::both};
@@ -30,7 +31,7 @@ constexpr spec row_both{.out = format::e4m3fn, .granularity = granularity::row,
 TEST_CASE("adversarial: a NaN makes its whole row NaN, other rows are unaffected", "[host][adversarial]") {
   // row 0 [1, NaN, 3]          -> amax NaN (canonical 0x7fc00000) -> s NaN, 1/s NaN, all NaN codes
   // row 1 [2, 4, -8]           -> amax 8, s 56: 112 -> 0x6E, 224 -> 0x76, -448 -> 0xFE
-  // row 2 [-NaN(payload), 0, 1] -> like row 0 (any payload, any sign)
+  // row 2 [-NaN(payload), 0, 1] -> like row 0 (any payload, any sign): all 0x7F
   const float x[9] = {1, nan_f, 3, 2, 4, -8, fq::float_of(0xffc01234u), 0, 1};
   e4m3fn q[9];
   float s[3], inv[3];
@@ -43,10 +44,19 @@ TEST_CASE("adversarial: a NaN makes its whole row NaN, other rows are unaffected
   CHECK(bytes(q + 3, 3) == intv{0x6E, 0x76, 0xFE});
   CHECK(bits_of(s[0]) == 0x7fc00000u);  // s = scale_from_amax(canonical NaN) = that NaN
   CHECK(bits_of(s[2]) == 0x7fc00000u);
-  CHECK(std::isnan(inv[0]));
-  CHECK(std::isnan(inv[2]));
+  CHECK(bits_of(inv[0]) == 0x7fc00000u);  // 1/NaN, canonical
+  CHECK(bits_of(inv[2]) == 0x7fc00000u);
   CHECK(bits_of(s[1]) == 0x42600000u);  // 56
 
+  SECTION("dequantize: NaN codes times a NaN inverse give the canonical NaN") {
+    // decode(0x7F) = NaN, times 1/s = NaN -> 0x7fc00000 (f32) -> bf16 0x7FC0
+    float back[9];
+    REQUIRE(host::dequantize<row_both>(out, row_major(back, 3, 3)) == status::success);
+    for (int i : {0, 1, 2, 6, 7, 8}) CHECK(bits_of(back[i]) == 0x7fc00000u);
+    bf16 back16[9];
+    REQUIRE(host::dequantize<row_both>(out, row_major(back16, 3, 3)) == status::success);
+    for (int i : {0, 1, 2, 6, 7, 8}) CHECK(static_cast<int>(back16[i].bits) == 0x7FC0);
+  }
   SECTION("e4m3fnuz has one NaN code: 0x80 exactly") {
     constexpr spec S{.out = format::e4m3fnuz, .granularity = granularity::row};
     e4m3fnuz qz[9];
@@ -64,7 +74,7 @@ TEST_CASE("adversarial: a NaN makes its whole row NaN, other rows are unaffected
     const quantized<S> outz{row_major(qz, 3, 3), {}, row_major(&invz, 1, 1)};
     REQUIRE(host::quantize<S>(row_major(x, 3, 3), outz) == status::success);
     CHECK(bytes(qz, 9) == intv(9, 0x80));
-    CHECK(std::isnan(invz));
+    CHECK(bits_of(invz) == 0x7fc00000u);
   }
   SECTION("per-group colwise: only the NaN's (group, column) unit") {
     constexpr spec S{.out = format::e4m3fnuz, .granularity = granularity::group_col,
@@ -82,15 +92,15 @@ TEST_CASE("adversarial: a NaN makes its whole row NaN, other rows are unaffected
     args.groups = {ends, 2};
     REQUIRE(host::quantize<S>(row_major(x, 3, 3), outz, args) == status::success);
     CHECK(bytes(qz, 9) == intv{0x7F, 0x80, 0x7F, 0x80, 0x7F, 0xFF, 0x80, 0x00, 0x67});
-    CHECK(std::isnan(sz[1]));
-    CHECK(std::isnan(sz[3]));
+    CHECK(bits_of(sz[1]) == 0x7fc00000u);
+    CHECK(bits_of(sz[3]) == 0x7fc00000u);
     CHECK(f32_bits(sz, 6)[0] == 0x43700000u);  // 240
   }
 }
 
 TEST_CASE("adversarial: Inf gives s = 0, finite values become signed zeros, Inf becomes NaN", "[host][adversarial]") {
-  // row 0 [1, Inf]: amax Inf -> s = 448/Inf = 0, 1/s = Inf; 1*0 = 0 -> 0x00; Inf*0 = NaN
-  // row 1 [-2, -Inf]: -2*0 = -0 -> 0x80; -Inf*0 = NaN
+  // row 0 [1, Inf]: amax Inf -> s = 448/Inf = 0, 1/s = Inf; 1*0 = 0 -> 0x00; Inf*0 = NaN -> 0x7F
+  // row 1 [-2, -Inf]: -2*0 = -0 -> 0x80; -Inf*0 = NaN (x86: a negative NaN) -> canonical 0x7F
   const float x[4] = {1, inf_f, -2, -inf_f};
   e4m3fn q[4];
   float s[2], inv[2];

@@ -217,7 +217,7 @@ inline float ref_amax(const std::vector<float>& xs) {
 /// s = max / max(amax, eps), the division done in f64 and rounded once to f32 (TorchAO's way;
 /// equal to a correctly rounded f32 division). power_of_2: 2^floor(log2 s), done in f64.
 inline float ref_scale(fp8q::format f, float amax, float eps, bool power_of_2) {
-  if (std::isnan(amax)) return std::numeric_limits<float>::quiet_NaN();
+  if (std::isnan(amax)) return float_of(0x7fc00000u);
   const double denom = static_cast<double>(amax) > static_cast<double>(eps) ? amax : eps;
   float s = static_cast<float>(desc(f).max / denom);
   if (power_of_2 && s > 0.0f && std::isfinite(s)) {
@@ -225,7 +225,11 @@ inline float ref_scale(fp8q::format f, float amax, float eps, bool power_of_2) {
   }
   return s;
 }
-inline float ref_inverse(float s) { return static_cast<float>(1.0 / static_cast<double>(s)); }
+/// The canonical NaN every computed NaN becomes (docs/semantics.md "NaN codes").
+inline float canonical_nan() { return float_of(0x7fc00000u); }
+inline float ref_inverse(float s) {
+  return std::isnan(s) ? canonical_nan() : static_cast<float>(1.0 / static_cast<double>(s));
+}
 
 /// MX e8m0 code of a block amax (scale.hpp rules): 0xFF for NaN, 0 for amax 0;
 /// FLOOR: floor(log2 amax) - emax; RCEIL: ceil(log2(amax / max)) with the quotient rounded to
@@ -554,7 +558,8 @@ inline expected ref_quantize(const ref_cfg& c, const problem& p, std::uint64_t s
         i64 i = 0, j = 0;
         if (!scale_index(r, col, i, j)) continue;
         const std::size_t qi = static_cast<std::size_t>((b * p.M + r) * p.N + col);
-        const float y = mul_f32(p.at(b, r, col), mult[static_cast<std::size_t>(i * e.SC + j)]);
+        float y = mul_f32(p.at(b, r, col), mult[static_cast<std::size_t>(i * e.SC + j)]);
+        if (std::isnan(y)) y = float_of(0x7fc00000u);  // computed NaNs are canonical and positive
         const u32 rnd = c.stochastic
                             ? fp8q::stochastic_bits(seed, static_cast<std::uint64_t>((b * p.M + r) * p.N + col))
                             : 0u;
@@ -720,20 +725,17 @@ actual read_back(const outputs<S>& o, i64 B, i64 M, i64 N) {
   return a;
 }
 
-/// Compare actual with expected: "" when equal, else the first few differences.
-/// NaN scales compare by NaN-ness unless `exact_nan_bits`.
+/// Compare actual with expected bit for bit (NaN codes and NaN scales included: every computed
+/// NaN is the canonical positive one): "" when equal, else the first few differences.
 template <fp8q::spec S>
-std::string compare(const expected& e, const actual& a, bool exact_nan_bits = false) {
+std::string compare(const expected& e, const actual& a, bool exact_nan_bits = true) {
   std::ostringstream os;
   int shown = 0;
   i64 bad_q = 0, bad_s = 0;
   const bool mx = S.scale == fp8q::scale_format::e8m0;
   for (std::size_t k = 0; k < e.q.size(); ++k) {
     const u8 want = e.q_written[k] ? e.q[k] : poison_byte;
-    // docs/semantics.md: the sign of a NaN code follows the platform's NaN sign rules, so NaN
-    // codes compare by NaN-ness (e4m3fn 0x7F/0xFF, e5m2 0x7D..0x7F/0xFD..0xFF)
-    const bool both_nan = e.q_written[k] && ref_is_nan_code(S.out, want) && ref_is_nan_code(S.out, a.q[k]);
-    if (a.q[k] != want && !both_nan) {
+    if (a.q[k] != want) {
       ++bad_q;
       if (shown++ < 8) {
         const i64 c = static_cast<i64>(k) % e.N, r = (static_cast<i64>(k) / e.N) % e.M,
@@ -815,14 +817,14 @@ std::string check_properties(const problem& p, const expected& e, const actual& 
       const float rule = fp8q::scale_from_amax(e.amax[k], static_cast<float>(d.max), S.eps.value(),
                                                S.power_of_2);
       if (fp8q::stores_multiplier(S)) {
-        const bool ok = a.s[k] == bits_of(rule) || (std::isnan(rule) && std::isnan(float_of(a.s[k])));
+        const bool ok = a.s[k] == bits_of(rule);
         if (!ok && bad++ < 8)
           os << "  s entry " << k << ": " << fstr(float_of(a.s[k])) << " but scale_from_amax(amax "
              << fstr(e.amax[k]) << ") = " << fstr(rule) << "\n";
       }
       if (fp8q::stores_inverse(S)) {
-        const float inv = 1.0f / rule;
-        const bool ok = a.inv[k] == bits_of(inv) || (std::isnan(inv) && std::isnan(float_of(a.inv[k])));
+        const float inv = std::isnan(rule) ? canonical_nan() : 1.0f / rule;
+        const bool ok = a.inv[k] == bits_of(inv);
         if (!ok && bad++ < 8)
           os << "  inverse entry " << k << ": " << fstr(float_of(a.inv[k])) << " but 1/s = "
              << fstr(inv) << "\n";
@@ -942,6 +944,7 @@ std::string check_dequantize(const problem& p, const run_result<S, In>& r, const
       for (i64 col = 0; col < p.N; ++col) {
         const std::size_t qi = static_cast<std::size_t>((b * p.M + row) * p.N + col);
         const float got = widen<Out>(o.v(b, row, col));
+        const u32 got_bits = raw_bits(o.v(b, row, col));
         double want = widen<Out>(poison);
         if (shape.q_written[qi]) {
           // the unit of this element: find the scale entry the reference used
@@ -952,7 +955,10 @@ std::string check_dequantize(const problem& p, const run_result<S, In>& r, const
           want = how == dq_rounding::once ? round_to<Out>(prod)
                                           : round_to<Out>(static_cast<float>(prod));
         }
-        const bool same = (std::isnan(want) && std::isnan(got)) || static_cast<double>(got) == want;
+        // a NaN result is the canonical NaN narrowed to Out (docs/semantics.md "NaN codes")
+        // (bits compared, so the sign of a zero counts)
+        const bool same = std::isnan(want) ? got_bits == raw_bits(from_float<Out>(canonical_nan()))
+                                           : got_bits == raw_bits(from_float<Out>(static_cast<float>(want)));
         if (!same && bad++ < 8)
           os << "  x'(" << b << "," << row << "," << col << "): got " << got << " want " << want
              << " (q " << hex(r.got.q[qi], 2) << ")\n";
