@@ -66,6 +66,7 @@ FP8Q_HD constexpr int floor_log2(float v) {
   const std::uint32_t u = detail::bits_from_f32(v) & 0x7fffffffu;
   const int e = static_cast<int>(u >> 23);
   if (e != 0) return e - 127;
+  if (u == 0) return -150;  // log2(0) = -inf: below every exponent the callers clamp to
   int lz = 0;  // subnormal: position of the leading one in the 23-bit fraction
   for (std::uint32_t m = u; (m & 0x400000u) == 0; m <<= 1) ++lz;
   return -127 - lz;
@@ -89,6 +90,8 @@ FP8Q_HD constexpr std::uint8_t mx_scale_code(float amax, e8m0_rounding r) {
     const float q = amax / t.max;  // may be Inf for Inf amax
     if (q > 3.4028235e38f) {
       e = 128;
+    } else if (q == 0.0f) {
+      e = -127;  // amax / max underflowed: ceil(log2(q)) is below the clamp
     } else {
       const int fl = floor_log2(q);
       const bool exact = (detail::bits_from_f32(q) & 0x7fffffu) == 0 && q >= 1.17549435e-38f;

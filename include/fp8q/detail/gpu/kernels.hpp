@@ -253,9 +253,13 @@ __device__ inline void load_tile(const matrix_view<const In>& in, std::int64_t b
   const std::int64_t slow_limit = row_major ? M - r0 : N - c0;
   constexpr int V = Vec ? vec_elems : 1;
   const int vecs_per_line = fast / V;
+  // Consecutive threads take consecutive LINES: their shared-memory stores then fall in
+  // different banks (a line is TC + 1 words apart), while each thread's 16-byte global loads
+  // still fill whole 32-byte sectors. (Consecutive vectors of one line per thread made the
+  // 16 stores of a thread hit 2 banks: a 16-way conflict that capped the tiled kernels.)
   for (int slot = static_cast<int>(threadIdx.x); slot < slow * vecs_per_line; slot += threads) {
-    const int ls = slot / vecs_per_line;
-    const int lf = (slot % vecs_per_line) * V;
+    const int ls = slot % slow;
+    const int lf = (slot / slow) * V;
     const bool line_ok = ls < slow_limit;
     const std::int64_t lr = row_major ? ls : lf;
     const std::int64_t lc = row_major ? lf : ls;
@@ -365,15 +369,22 @@ __global__ void __launch_bounds__(TC::value.threads)
   constexpr int TCOL = T.tile_cols;
   constexpr int threads = T.threads;
   constexpr int big = TR > TCOL ? TR : TCOL;
-  constexpr int pad = 16;  // keeps every byte-tile line 16-byte aligned, spreads lines over banks
-  constexpr int E = 4;     // bytes each thread encodes per step, consecutive in the output
+  constexpr int pad = 4;  // lines 17 words apart (fast = 64): threads on consecutive lines hit distinct banks
+  constexpr int E = 4;    // bytes each thread encodes per step, consecutive in the output
   __shared__ float tile[TR][TCOL + 1];
-  __shared__ u32x4 qwords[Staged ? (TR * TCOL + pad * big) / 16 : 1];
+  __shared__ std::uint32_t qwords[Staged ? (TR * TCOL + pad * big) / 4 : 1];
   __shared__ float scales[A == group_axis::col ? TCOL : (A == group_axis::row ? TR : 1)];
 
-  const std::int64_t b = blockIdx.z;
-  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * TR;
-  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * TCOL;
+  // Tiles in reverse launch order: the amax launch finished on the last tiles, which are the
+  // ones still in L2 when this launch starts.
+  const std::uint64_t blocks = static_cast<std::uint64_t>(gridDim.x) * gridDim.y * gridDim.z;
+  const std::uint64_t rev = blocks - 1 -
+      (blockIdx.x + static_cast<std::uint64_t>(gridDim.x) * (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z));
+  const std::int64_t bx = static_cast<std::int64_t>(rev % gridDim.x);
+  const std::int64_t by = static_cast<std::int64_t>((rev / gridDim.x) % gridDim.y);
+  const std::int64_t b = static_cast<std::int64_t>(rev / (static_cast<std::uint64_t>(gridDim.x) * gridDim.y));
+  const std::int64_t r0 = by * TR;
+  const std::int64_t c0 = bx * TCOL;
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
   const int tid = static_cast<int>(threadIdx.x);
@@ -382,19 +393,19 @@ __global__ void __launch_bounds__(TC::value.threads)
     if (tid == 0) {
       const float s = group_scale<S>(amax_bits[b]);
       scales[0] = s;
-      if (blockIdx.x == 0 && blockIdx.y == 0) write_scales<S>(out, b, 0, 0, s);
+      if (bx == 0 && by == 0) write_scales<S>(out, b, 0, 0, s);
     }
   } else if constexpr (A == group_axis::col) {
     if (tid < TCOL && c0 + tid < N) {
       const float s = group_scale<S>(amax_bits[b * N + c0 + tid]);
       scales[tid] = s;
-      if (blockIdx.y == 0) write_scales<S>(out, b, 0, c0 + tid, s);
+      if (by == 0) write_scales<S>(out, b, 0, c0 + tid, s);
     }
   } else {
     if (tid < TR && r0 + tid < M) {
       const float s = group_scale<S>(amax_bits[b * M + r0 + tid]);
       scales[tid] = s;
-      if (blockIdx.x == 0) write_scales<S>(out, b, r0 + tid, 0, s);
+      if (bx == 0) write_scales<S>(out, b, r0 + tid, 0, s);
     }
   }
   load_tile<TR, TCOL, In, VecIn>(in, b, r0, c0, tile, threads);
@@ -410,8 +421,8 @@ __global__ void __launch_bounds__(TC::value.threads)
   auto* qbytes = reinterpret_cast<std::uint8_t*>(qwords);
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
   for (int i = tid; i < slow * (fast / E); i += threads) {
-    const int ls = i / (fast / E);
-    const int lf = (i % (fast / E)) * E;
+    const int ls = i % slow;  // consecutive threads on consecutive lines: conflict-free reads
+    const int lf = (i / slow) * E;
     if (ls >= slow_limit || lf >= fast_limit) continue;
     float y[E];
 #pragma unroll
@@ -453,7 +464,8 @@ __global__ void __launch_bounds__(TC::value.threads)
       std::uint8_t* dst = out_bytes + out.data.offset(b, r0 + lr, c0 + lc);
       const std::uint8_t* src = qbytes + ls * pitch + lf;
       if (VecOut && lf + V <= fast_limit) {
-        *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(src);
+        const auto* w = reinterpret_cast<const std::uint32_t*>(src);  // 4-byte aligned lines
+        *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
       } else {
         for (int k = 0; k < V && lf + k < fast_limit; ++k) dst[k] = src[k];
       }
