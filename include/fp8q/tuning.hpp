@@ -30,7 +30,8 @@ enum class store_path : std::uint8_t {
 enum class tensor_path : std::uint8_t {
   automatic,   ///< the measured faster one (see tuning defaults in docs/design.md)
   two_launch,  ///< amax launch, then cast launch that computes the scale itself
-  last_block,  ///< one launch: the last block to finish (acq_rel counter) publishes the scale
+  last_block,  ///< reserved: one launch where the last block publishes the scale (not built,
+               ///< see docs/design.md; asking for it returns status::bad_tuning)
 };
 
 /// Which f32 -> FP8 conversion the kernels use.
@@ -81,15 +82,16 @@ constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
 }
 
 /// Why a tuning is rejected (none when fine).
-enum class tuning_error : std::uint8_t { none, threads, vector_bytes, tile };
+enum class tuning_error : std::uint8_t { none, threads, vector_bytes, tile, not_built };
 
 constexpr tuning_error validate(const tuning& t, arch_traits a) {
   if (t.threads != 0 && (t.threads < a.wave_size || t.threads > 1024 || t.threads % a.wave_size))
     return tuning_error::threads;
   if (t.vector_bytes != 0 && t.vector_bytes != 4 && t.vector_bytes != 8 && t.vector_bytes != 16)
     return tuning_error::vector_bytes;
-  if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 8 || t.tile_cols % 8)
+  if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 16 || t.tile_cols % 16)
     return tuning_error::tile;
+  if (t.tensor == tensor_path::last_block) return tuning_error::not_built;
   return tuning_error::none;
 }
 
