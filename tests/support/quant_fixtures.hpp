@@ -245,6 +245,8 @@ inline u8 ref_mx_code(fp8q::format f, float amax, bool rceil) {
     const float q = static_cast<float>(static_cast<double>(amax) / d.max);
     if (std::isinf(q)) {
       e = 128;
+    } else if (q == 0.0f) {
+      e = -127;  // log2(0) = -inf clamps to -127 (frexp(0) would give a bogus exponent)
     } else {
       e = ilog2(q) + (is_pow2(q) ? 0 : 1);
     }
