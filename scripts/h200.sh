@@ -3,12 +3,18 @@
 #   scripts/h200.sh build    configure + build the GPU tests, demo and benchmark (build-gpu/)
 #   scripts/h200.sh test     run the GPU tests (+ compute-sanitizer memcheck/racecheck, quick mode)
 #   scripts/h200.sh bench    run the benchmarks (JSON, Markdown table, PNG)
+#   scripts/h200.sh demo     run the CUDA demo
+# BIN=<dir> runs binaries built elsewhere (nvcc here, carried) instead of build-gpu/.
 # Logs and results go under $OUT (the device tool brings them back).
 set -uo pipefail
 OUT=${OUT:-/tmp/fp8q-out}
 mkdir -p "$OUT"
 source .deps/unpack.sh
 build=build-gpu
+bin_tests=$build/tests/gpu
+bench_bin=$build/bench/fp8q_bench
+demo_bin=$build/examples/fp8q_demo_cuda
+if [ -n "${BIN:-}" ]; then bin_tests=$BIN; bench_bin=$BIN/fp8q_bench; demo_bin=$BIN/fp8q_demo_cuda; fi
 case "${1:-all}" in
   build)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
@@ -21,20 +27,23 @@ case "${1:-all}" in
     ;;
   test)
     rc=0
-    for t in $build/tests/gpu/test_*_gpu $build/tests/support/*gpu*; do
+    for t in $bin_tests/test_*_gpu; do
       [ -x "$t" ] || continue
       echo "== $t"; "$t" 2>&1 | tee "$OUT/$(basename $t).log" | tail -25; [ "${PIPESTATUS[0]}" = 0 ] || rc=1
     done
-    if [ -x $build/tests/gpu/test_quantize_gpu ]; then
+    if [ -x $bin_tests/test_quantize_gpu ]; then
       for tool in memcheck racecheck; do
         echo "== compute-sanitizer --tool $tool test_quantize_gpu --quick"
-        compute-sanitizer --tool $tool --error-exitcode 9 $build/tests/gpu/test_quantize_gpu --quick \
+        compute-sanitizer --tool $tool --error-exitcode 9 $bin_tests/test_quantize_gpu --quick \
           > "$OUT/sanitizer_$tool.log" 2>&1; echo "sanitizer $tool rc=$?"; tail -4 "$OUT/sanitizer_$tool.log"
       done
     fi
     exit $rc
     ;;
   bench)
-    OUT=$OUT BENCH=$build/bench/fp8q_bench bash bench/run_h200.sh
+    OUT=$OUT BENCH=$bench_bin bash bench/run_h200.sh
+    ;;
+  demo)
+    "$demo_bin" 2>&1 | tee "$OUT/demo.log"
     ;;
 esac
