@@ -502,6 +502,10 @@ constexpr fq::tuning t_staged{.store = fq::store_path::staged};
 constexpr fq::tuning t_relaxed{.amax_order = fq::memory_order::relaxed};
 constexpr fq::tuning t_acq_rel{.amax_order = fq::memory_order::acq_rel};
 constexpr fq::tuning t_seq_cst{.amax_order = fq::memory_order::seq_cst};
+constexpr fq::tuning t_threads128{.threads = 128};
+constexpr fq::tuning t_threads512{.threads = 512};
+constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
+constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -512,8 +516,12 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<rowwise_fn, t_default, row_out>("rowwise", "", M, N));
   v.push_back(quantize_case<rowwise_fn, t_sw, row_out>("rowwise", "sw", M, N));
   v.push_back(quantize_case<rowwise_fn, t_hw, row_out>("rowwise", "hw", M, N));
+  v.push_back(quantize_case<rowwise_fn, t_threads128, row_out>("rowwise", "threads128", M, N));
+  v.push_back(quantize_case<rowwise_fn, t_threads512, row_out>("rowwise", "threads512", M, N));
   v.push_back(quantize_case<rowwise_fnuz, t_default, row_out>("rowwise", "", M, N));
   v.push_back(quantize_case<rowwise_fn, t_default, row_out>("rowwise", "", 8192, 8192));
+  v.push_back(quantize_case<rowwise_fn, t_threads128, row_out>("rowwise", "threads128", 8192, 8192));
+  v.push_back(quantize_case<rowwise_fn, t_threads512, row_out>("rowwise", "threads512", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_sw, row_out>("rowwise", "sw", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_hw, row_out>("rowwise", "hw", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_default, row_out>("rowwise", "", 128, N));
@@ -522,6 +530,8 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<colwise_fn, t_default, col_out>("colwise_colmajor", "", M, N));
   v.push_back(quantize_case<colwise_fn, t_direct, col_out>("colwise_colmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, col_out>("colwise_colmajor", "staged", M, N));
+  v.push_back(quantize_case<colwise_fn, t_tile128x64, col_out>("colwise_colmajor", "tile128x64", M, N));
+  v.push_back(quantize_case<colwise_fn, t_tile32x128, col_out>("colwise_colmajor", "tile32x128", M, N));
   v.push_back(quantize_case<colwise_fn, t_default, row_out>("colwise_rowmajor", "", M, N));
   v.push_back(quantize_case<colwise_fn, t_direct, row_out>("colwise_rowmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, row_out>("colwise_rowmajor", "staged", M, N));

@@ -21,7 +21,7 @@ enum class memory_scope : std::uint8_t { device, system };
 
 /// How a tile reaches global memory.
 enum class store_path : std::uint8_t {
-  automatic,  ///< staged where the output is transposed, direct otherwise
+  automatic,  ///< staged (measured fastest for every layout, docs/design.md)
   direct,     ///< each thread stores what it computed
   staged,     ///< through a padded shared-memory/LDS tile so stores are whole coalesced lines
 };

@@ -421,8 +421,10 @@ __global__ void __launch_bounds__(TC::value.threads)
   auto* qbytes = reinterpret_cast<std::uint8_t*>(qwords);
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
   for (int i = tid; i < slow * (fast / E); i += threads) {
-    const int ls = i % slow;  // consecutive threads on consecutive lines: conflict-free reads
-    const int lf = (i / slow) * E;
+    // Staged: consecutive threads on consecutive lines (conflict-free shared-memory reads and
+    // writes). Direct: consecutive threads along a line, so their global stores coalesce.
+    const int ls = Staged ? i % slow : i / (fast / E);
+    const int lf = Staged ? (i / slow) * E : (i % (fast / E)) * E;
     if (ls >= slow_limit || lf >= fast_limit) continue;
     float y[E];
 #pragma unroll
