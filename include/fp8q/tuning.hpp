@@ -44,7 +44,6 @@ enum class convert_path : std::uint8_t {
 /// A tuning. Zero / automatic fields take the architecture's defaults.
 struct tuning {
   int threads = 0;       ///< threads per block (a multiple of the wave size)
-  int vector_bytes = 0;  ///< bytes per input vector load (4, 8 or 16)
   int tile_rows = 0;     ///< rows per block tile (colwise / transposed paths)
   int tile_cols = 0;     ///< columns per block tile
   store_path store = store_path::automatic;
@@ -61,16 +60,18 @@ struct arch_traits {
   int shared_bytes = 48 * 1024;  ///< static shared memory a block may use without opt-in
 };
 
-/// Fill every automatic field of `t` for spec `s` on an architecture with traits `a`.
-///   threads 256: 8 warps (NVIDIA) or 4 waves (CDNA) keep 2+ blocks per SM/CU resident with
-///     16-byte loads in flight; measured on H200 2026-11-29, see docs/design.md "Defaults".
-///   tile 64 x 64 for the colwise/transposed paths: a 64-column strip of bf16 is 128 B per row,
-///     one full line, and a 64 x 64 byte FP8 tile transposes in 4 KiB of shared memory plus
-///     padding, far inside 48 KiB on both vendors.
+/// Fill every automatic field of `t` for spec `s` on an architecture with traits `a`. Vectors
+/// are always 16 bytes where the views' alignment allows (scalar otherwise): not a tuning knob.
+/// Evidence (NVIDIA H200, bf16 -> e4m3fn, 2026-11-29, docs/benchmarks/h200-2026-11-29.md):
+///   threads 256: rowwise 16384 x 5120 0.699 of copy (128: 0.751, 512: 0.576); 8192 x 8192
+///     0.800 (128: 0.789, 512: 0.721). 128 wins on 5120-wide rows, loses on 8192; 256 kept as
+///     the one default until a per-width choice is measured. A multiple of 64, so also 4 CDNA
+///     waves.
+///   tile 64 x 64 (tiled colwise, column-major output): 220 us (128 x 64: 290 us, 32 x 128:
+///     247 us); 64 bf16 columns are one 128-byte line, and the FP8 byte tile is 4 KiB.
 constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
   (void)s;
   if (t.threads == 0) t.threads = 256;
-  if (t.vector_bytes == 0) t.vector_bytes = 16;
   if (t.tile_rows == 0) t.tile_rows = 64;
   if (t.tile_cols == 0) t.tile_cols = 64;
   if (t.tensor == tensor_path::automatic) t.tensor = tensor_path::two_launch;
@@ -82,13 +83,11 @@ constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
 }
 
 /// Why a tuning is rejected (none when fine).
-enum class tuning_error : std::uint8_t { none, threads, vector_bytes, tile, not_built };
+enum class tuning_error : std::uint8_t { none, threads, tile, not_built };
 
 constexpr tuning_error validate(const tuning& t, arch_traits a) {
   if (t.threads != 0 && (t.threads < a.wave_size || t.threads > 1024 || t.threads % a.wave_size))
     return tuning_error::threads;
-  if (t.vector_bytes != 0 && t.vector_bytes != 4 && t.vector_bytes != 8 && t.vector_bytes != 16)
-    return tuning_error::vector_bytes;
   if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 16 || t.tile_cols % 16)
     return tuning_error::tile;
   if (t.tensor == tensor_path::last_block) return tuning_error::not_built;
