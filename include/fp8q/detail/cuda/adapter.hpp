@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <cstring>
 #include <cub/block/block_reduce.cuh>
 #include <cuda/atomic>
 #include <cuda/functional>
@@ -137,7 +136,7 @@ inline status query_device(int device, device_info* info) {
   if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return status::device_error;
   *info = device_info{};
   info->index = device;
-  std::strncpy(info->name, p.name, sizeof(info->name) - 1);
+  std::snprintf(info->name, sizeof(info->name), "%s", p.name);
   std::snprintf(info->arch_name, sizeof(info->arch_name), "sm_%d%d", p.major, p.minor);
   info->arch = nvidia_arch(p.major, p.minor);
   info->multiprocessors = p.multiProcessorCount;

@@ -5,7 +5,7 @@
 #include <hip/hip_runtime.h>
 
 #include <cstddef>
-#include <cstring>
+#include <cstdio>
 #include <rocprim/block/block_reduce.hpp>
 #include <rocprim/functional.hpp>
 
@@ -149,8 +149,8 @@ inline status query_device(int device, device_info* info) {
   if (hipGetDeviceProperties(&p, device) != hipSuccess) return status::device_error;
   *info = device_info{};
   info->index = device;
-  std::strncpy(info->name, p.name, sizeof(info->name) - 1);
-  std::strncpy(info->arch_name, p.gcnArchName, sizeof(info->arch_name) - 1);
+  std::snprintf(info->name, sizeof(info->name), "%s", p.name);
+  std::snprintf(info->arch_name, sizeof(info->arch_name), "%s", p.gcnArchName);
   info->arch = parse_arch(info->arch_name);  // gcnArchName, never the device-0 default
   info->multiprocessors = p.multiProcessorCount;
   info->l2_bytes = p.l2CacheSize;
