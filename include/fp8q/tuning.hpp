@@ -64,9 +64,9 @@ struct arch_traits {
 /// are always 16 bytes where the views' alignment allows (scalar otherwise): not a tuning knob.
 /// Evidence (NVIDIA H200, bf16 -> e4m3fn, 2026-11-29, docs/benchmarks/h200-2026-11-29.md):
 ///   threads 256: rowwise 16384 x 5120 0.699 of copy (128: 0.751, 512: 0.576); 8192 x 8192
-///     0.800 (128: 0.789, 512: 0.721). 128 wins on 5120-wide rows, loses on 8192; 256 kept as
-///     the one default until a per-width choice is measured. A multiple of 64, so also 4 CDNA
-///     waves.
+///     0.800 (128: 0.789, 512: 0.721). The fused rowwise dispatch therefore takes 128 threads
+///     for rows of up to 6144 elements when threads is left automatic (gpu/quantize.hpp). A
+///     multiple of 64, so also 4 CDNA waves.
 ///   tile 64 x 64 (tiled colwise, column-major output): 220 us (128 x 64: 290 us, 32 x 128:
 ///     247 us); 64 bf16 columns are one 128-byte line, and the FP8 byte tile is 4 KiB.
 constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {

@@ -33,6 +33,11 @@ constexpr bool gpu_supports() {
 
 inline std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }
 
+constexpr tuning with_threads(tuning t, int threads) {
+  t.threads = threads;
+  return t;
+}
+
 template <class T>
 bool aligned16(const T* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
@@ -248,7 +253,17 @@ template <spec S, tuning T = tuning{}, class In>
     }
     return detail::gpu::launch_tiled<S, R, In, group_axis::tensor>(in, out, amax, need, args.seed, sms, stream);
   } else if constexpr (S.granularity == granularity::row) {
-    if (fused_row) return detail::gpu::launch_row_fused<S, R>(in, out, args.seed, sms, stream);
+    if (fused_row) {
+      // Automatic thread count for the fused rowwise kernel: 128 threads for rows of up to 6144
+      // elements, 256 above. Measured on an H200 (bf16 -> e4m3fn, 2026-11-29): 5120-wide rows
+      // 0.751 of copy with 128 vs 0.699 with 256; 8192-wide rows 0.789 vs 0.800. The crossover
+      // between the two measured widths was not measured.
+      if constexpr (T.threads == 0) {
+        constexpr tuning R128 = detail::gpu::with_threads(R, 128);
+        if (in.cols <= 6144) return detail::gpu::launch_row_fused<S, R128>(in, out, args.seed, sms, stream);
+      }
+      return detail::gpu::launch_row_fused<S, R>(in, out, args.seed, sms, stream);
+    }
     return detail::gpu::launch_tiled<S, R, In, group_axis::row>(in, out, amax, need, args.seed, sms, stream);
   } else {
     return detail::gpu::launch_tiled<S, R, In, group_axis::col>(in, out, amax, need, args.seed, sms, stream);
