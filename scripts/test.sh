@@ -14,6 +14,24 @@ fp8q_configure -DFP8Q_BUILD_TESTS=ON -DFP8Q_BUILD_EXAMPLES=ON
 cmake --build "$fp8q_build" -j"$(fp8q_jobs)"
 fp8q_log "build done after $((SECONDS - start)) s"
 
+# The host tests once more under AddressSanitizer and UndefinedBehaviorSanitizer (host
+# compiler only, no GPU or ISA targets). FP8Q_SANITIZE=0 skips this phase.
+san_rc=0
+if [[ ${FP8Q_SANITIZE:-1} != 0 ]]; then
+  san_build="${fp8q_build}-sanitize"
+  fp8q_log "host tests under ASan/UBSan in $san_build"
+  san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  cmake -S "$fp8q_root" -B "$san_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFP8Q_ENABLE_CUDA=OFF \
+    -DFP8Q_ISA_CHECKS=OFF "-DCMAKE_CXX_FLAGS=$san_flags" "-DCMAKE_EXE_LINKER_FLAGS=$san_flags" >/dev/null
+  cmake --build "$san_build" -j"$(fp8q_jobs)" >/dev/null
+  set +e
+  (cd "$san_build" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure --no-tests=error -j"${FP8Q_CTEST_JOBS:-2}" -L host)
+  san_rc=$?
+  set -e
+  fp8q_log "sanitizer ctest exit $san_rc after $((SECONDS - start)) s"
+fi
+
 cd "$fp8q_build"
 set +e
 # shellcheck disable=SC2086  # FP8Q_CTEST_ARGS is a list of words on purpose
@@ -21,4 +39,8 @@ ctest --output-on-failure --no-tests=error -j"${FP8Q_CTEST_JOBS:-2}" ${FP8Q_CTES
 rc=$?
 set -e
 fp8q_log "ctest exit $rc; total $((SECONDS - start)) s"
+if [[ $rc -eq 0 && $san_rc -ne 0 ]]; then
+  fp8q_log "the sanitizer run failed (exit $san_rc)"
+  exit $san_rc
+fi
 exit $rc
