@@ -36,34 +36,6 @@ __device__ inline float load_one(const In* p) {
   return to_float(*p);
 }
 
-/// Load 16 consecutive elements (16-byte aligned) as f32.
-template <class In>
-__device__ inline void load16(const In* p, float (&v)[vec_elems]) {
-  if constexpr (sizeof(In) == 2) {
-    const u32x4* q = reinterpret_cast<const u32x4*>(p);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const u32x4 w = q[h];
-      const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        v[h * 8 + 2 * k] = to_float(In{static_cast<std::uint16_t>(words[k] & 0xffffu)});
-        v[h * 8 + 2 * k + 1] = to_float(In{static_cast<std::uint16_t>(words[k] >> 16)});
-      }
-    }
-  } else {
-    const u32x4* q = reinterpret_cast<const u32x4*>(p);
-#pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      const u32x4 w = q[h];
-      v[4 * h + 0] = __builtin_bit_cast(float, w.x);
-      v[4 * h + 1] = __builtin_bit_cast(float, w.y);
-      v[4 * h + 2] = __builtin_bit_cast(float, w.z);
-      v[4 * h + 3] = __builtin_bit_cast(float, w.w);
-    }
-  }
-}
-
 /// 16 consecutive input elements kept as raw 16-byte words (half the registers of 16 floats for
 /// bf16/f16), widened to f32 when used.
 template <class In>
@@ -94,6 +66,14 @@ __device__ inline void widen16(const raw16<In>& r, float (&v)[vec_elems]) {
       }
     }
   }
+}
+
+/// Load 16 consecutive elements (16-byte aligned) as f32.
+template <class In>
+__device__ inline void load16(const In* p, float (&v)[vec_elems]) {
+  raw16<In> r;
+  load_raw16(p, r);
+  widen16(r, v);
 }
 
 /// Store 16 bytes (16-byte aligned).
@@ -141,32 +121,6 @@ __device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::u
   }
 }
 
-/// Encode 16 scaled values whose logical indices are first_index + k * index_stride. The
-/// hardware path converts pairs, then writes fp8q's NaN code where the product is NaN.
-template <spec S, tuning T>
-__device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[vec_elems],
-                                std::uint64_t seed, std::uint64_t first_index,
-                                std::uint64_t index_stride) {
-  if constexpr (use_hw_convert<S, T>()) {
-    (void)seed;
-    (void)first_index;
-    (void)index_stride;
-#pragma unroll
-    for (int k = 0; k < vec_elems; k += 2) {
-      const unsigned short pair = backend::hw_encode_pair_sat<S.out>(v[k], v[k + 1]);
-      q[k] = static_cast<std::uint8_t>(pair & 0xffu);
-      q[k + 1] = static_cast<std::uint8_t>(pair >> 8);
-    }
-#pragma unroll
-    for (int k = 0; k < vec_elems; ++k) {
-      if (v[k] != v[k]) q[k] = encode<S.out>(canonical_nan(v[k]), S.overflow).bits;
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < vec_elems; ++k) q[k] = encode_scaled<S>(v[k], seed, first_index + k * index_stride);
-  }
-}
-
 /// Encode N (even) scaled values to bytes, pairs through the hardware converter where tuning T
 /// selects it; index(k) gives each value's logical index for stochastic rounding.
 template <spec S, tuning T, int N, class IndexFn>
@@ -190,6 +144,14 @@ __device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::
 #pragma unroll
     for (int k = 0; k < N; ++k) q[k] = encode_scaled<S>(v[k], seed, index(k));
   }
+}
+
+/// Encode 16 scaled values whose logical indices are first_index + k * index_stride.
+template <spec S, tuning T>
+__device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[vec_elems],
+                                std::uint64_t seed, std::uint64_t first_index,
+                                std::uint64_t index_stride) {
+  encode_n<S, T>(v, q, seed, [&](int k) { return first_index + k * index_stride; });
 }
 
 }  // namespace fp8q::detail::gpu
