@@ -34,6 +34,14 @@ enum class tensor_path : std::uint8_t {
                ///< see docs/design.md; asking for it returns status::bad_tuning)
 };
 
+/// How colwise finds each column's amax before casting.
+enum class col_path : std::uint8_t {
+  automatic,   ///< one_pass where the device and views allow it, two_launch elsewhere
+  one_pass,    ///< thread-block cluster holding whole column strips on chip (NVIDIA sm_90+,
+               ///< row-major 16-byte aligned input); falls back to two_launch where it cannot run
+  two_launch,  ///< amax launch, then a cast launch that re-reads the input (every toolchain)
+};
+
 /// Which f32 -> FP8 conversion the kernels use.
 enum class convert_path : std::uint8_t {
   automatic,  ///< hardware where proven identical on every input, software elsewhere
@@ -50,6 +58,7 @@ struct tuning {
   memory_order amax_order = memory_order::relaxed;
   memory_scope amax_scope = memory_scope::device;
   tensor_path tensor = tensor_path::automatic;
+  col_path col = col_path::automatic;
   convert_path convert = convert_path::automatic;
   friend constexpr bool operator==(const tuning&, const tuning&) = default;
 };
@@ -62,13 +71,15 @@ struct arch_traits {
 
 /// Fill every automatic field of `t` for spec `s` on an architecture with traits `a`. Vectors
 /// are always 16 bytes where the views' alignment allows (scalar otherwise): not a tuning knob.
-/// Evidence (NVIDIA H200, bf16 -> e4m3fn, 2026-11-29, docs/benchmarks/h200-2026-11-29.md):
-///   threads 256: rowwise 16384 x 5120 0.699 of copy (128: 0.751, 512: 0.576); 8192 x 8192
-///     0.800 (128: 0.789, 512: 0.721). The fused rowwise dispatch therefore takes 128 threads
-///     for rows of up to 6144 elements when threads is left automatic (gpu/quantize.hpp). A
+/// A kernel family may refine a field left at 0 before this resolves it (gpu/quantize.hpp says
+/// where and carries the measurements). Evidence (NVIDIA H200, bf16 -> e4m3fn, 2026-11-29,
+/// docs/benchmarks/h200-2026-11-29.md):
+///   threads 256: tensorwise and delayed scaling (8 units in flight per thread: given scale
+///     0.931 of copy against 0.913 with 512 threads); rowwise takes 128 per block when left
+///     automatic (16384 x 5120: 0.915, 256: 0.899, 512: 0.769); one-pass colwise 512. A
 ///     multiple of 64, so also 4 CDNA waves.
-///   tile 64 x 64 (tiled colwise, column-major output): 220 us (128 x 64: 290 us, 32 x 128:
-///     247 us); 64 bf16 columns are one 128-byte line, and the FP8 byte tile is 4 KiB.
+///   tile 64 x 64 for the tiled kernels (any layout); the streaming colwise cast takes 256 x 64
+///     when the tile is left automatic (123.6 us against 130.7 us for 128 x 64 at 16384 x 5120).
 constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
   (void)s;
   if (t.threads == 0) t.threads = 256;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fp8q/config.hpp"
 
@@ -57,17 +58,24 @@ bool dense(const matrix_view<T>& v) {
   return v.ld == fast && (v.batch == 1 || v.batch_stride == v.rows * v.cols);
 }
 
-template <int Blocks>
-unsigned grid_for(std::int64_t work, int threads, int multiprocessors) {
-  const std::int64_t want = (work + threads - 1) / threads;
-  const std::int64_t cap = static_cast<std::int64_t>(multiprocessors) * Blocks;
-  return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
+// Kernels keep their tiles in static shared memory (at most 48 KiB on every target): a tuning's
+// tile larger than a kernel's budget is halved, larger side first, for that kernel only.
+template <class Bytes>
+constexpr tuning fit_tile(tuning t, Bytes bytes) {
+  while (bytes(t) > 40 * 1024) {
+    if (t.tile_rows >= t.tile_cols) t.tile_rows /= 2;
+    else t.tile_cols /= 2;
+  }
+  return t;
 }
 
-template <spec S, tuning R, class In, group_axis A>
+template <spec S, tuning RT, class In, group_axis A>
 status launch_tiled(const matrix_view<const In>& in, const quantized<S>& out,
                     std::uint32_t* amax_bits, std::size_t amax_bytes, std::uint64_t seed,
                     int multiprocessors, gpu_stream stream) {
+  constexpr tuning R = fit_tile(RT, [](const tuning& u) {
+    return u.tile_rows * (u.tile_cols + 1) * 4 + u.tile_rows * u.tile_cols + 4 * 256;
+  });
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   status st = backend::memset_async(amax_bits, 0, amax_bytes, stream);
@@ -126,22 +134,35 @@ status launch_row_fused(const matrix_view<const In>& in, const quantized<S>& out
   const unsigned grid = static_cast<unsigned>(rows < 65535LL * 1024 ? rows : 65535LL * 1024);
   (void)multiprocessors;
   const bool vec = lines_aligned16(in) && lines_aligned16(out.data);
-  const std::int64_t nvec = in.cols / vec_elems;
-  const std::int64_t per_thread = (nvec + R.threads - 1) / R.threads;
-  if (!vec) {
-    row_fused_kernel<sc, tc, In, 4, false><<<grid, R.threads, 0, stream>>>(in, out, seed);
-  } else if (per_thread <= 1) {
-    row_fused_kernel<sc, tc, In, 1, true><<<grid, R.threads, 0, stream>>>(in, out, seed);
-  } else if (per_thread <= 2) {
-    row_fused_kernel<sc, tc, In, 2, true><<<grid, R.threads, 0, stream>>>(in, out, seed);
-  } else {
-    // up to 4 * threads * 16 elements (16384 with 256 threads) stay on chip; longer rows re-read
-    row_fused_kernel<sc, tc, In, 4, true><<<grid, R.threads, 0, stream>>>(in, out, seed);
-  }
+  constexpr int U = unit_elems<In>;
+  const std::int64_t per_thread = (in.cols / (vec ? U : 1) + R.threads - 1) / R.threads;
+  auto go = [&](auto u, auto items) {
+    row_fused_kernel<sc, tc, In, decltype(u)::value, decltype(items)::value>
+        <<<grid, R.threads, 0, stream>>>(in, out, seed);
+  };
+  using u_vec = std::integral_constant<int, U>;
+  using u_one = std::integral_constant<int, 1>;
+  // Up to 8 units per thread stay on chip (16384 bf16 with 256 threads); longer rows re-read.
+  if (!vec) go(u_one{}, std::integral_constant<int, 8>{});
+  else if (per_thread <= 1) go(u_vec{}, std::integral_constant<int, 1>{});
+  else if (per_thread <= 2) go(u_vec{}, std::integral_constant<int, 2>{});
+  else if (per_thread <= 4) go(u_vec{}, std::integral_constant<int, 4>{});
+  else go(u_vec{}, std::integral_constant<int, 8>{});
   return backend::last_launch_status();
 }
 
-template <spec S, tuning R, class In, bool Record>
+// Units in flight per thread in the flat (tensorwise) kernels.
+inline constexpr int flat_items = 8;
+
+// One block per chunk (the chunk loop only runs past 2^31 - 1 chunks): measured on an H200
+// (2026-11-29), a plain 2:1 read/write stream reached 0.919 of copy this way against 0.909 with
+// a grid of 8 blocks per multiprocessor walking the chunks.
+inline unsigned flat_grid(std::int64_t count, std::int64_t per_block) {
+  const std::int64_t chunks = (count + per_block - 1) / per_block;
+  return static_cast<unsigned>(chunks < 1 ? 1 : (chunks < 0x7fffffffLL ? chunks : 0x7fffffffLL));
+}
+
+template <spec S, tuning R, class In, bool Record, int K = flat_items>
 status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out,
                         const std::uint32_t* amax_bits, const float* given_scale,
                         std::uint32_t* record_bits, std::uint64_t seed, int multiprocessors,
@@ -152,23 +173,21 @@ status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out
   const bool vec = aligned16(in.data) && aligned16(out.data.data) &&
                    (in.batch == 1 || ((in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0 &&
                                       out.data.batch_stride % 16 == 0));
-  const unsigned gx = grid_for<8>(vec ? count / vec_elems + 1 : count, R.threads, multiprocessors);
+  const std::int64_t per_block = static_cast<std::int64_t>(R.threads) * K * (vec ? unit_elems<In> : 1);
+  const unsigned gx = flat_grid(count, per_block);
   const dim3 grid(gx, static_cast<unsigned>(in.batch));
   auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data);
   float* scale_out = stores_multiplier(S) ? out.scale.data : nullptr;
   float* inverse_out = stores_inverse(S) ? out.inverse.data : nullptr;
   const bool col_major = in.order == layout::col_major;
-  if (vec) {
-    flat_cast_kernel<sc, tc, In, true, Record><<<grid, R.threads, 0, stream>>>(
+  auto go = [&](auto u) {
+    flat_cast_kernel<sc, tc, In, decltype(u)::value, K, Record><<<grid, R.threads, 0, stream>>>(
         in.data, dst, count, in.batch_stride, out.data.batch_stride, amax_bits, given_scale, record_bits,
         scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows, in.cols,
         col_major, seed);
-  } else {
-    flat_cast_kernel<sc, tc, In, false, Record><<<grid, R.threads, 0, stream>>>(
-        in.data, dst, count, in.batch_stride, out.data.batch_stride, amax_bits, given_scale, record_bits,
-        scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows, in.cols,
-        col_major, seed);
-  }
+  };
+  if (vec) go(std::integral_constant<int, unit_elems<In>>{});
+  else go(std::integral_constant<int, 1>{});
   return backend::last_launch_status();
 }
 
@@ -180,24 +199,151 @@ status launch_flat_amax(const matrix_view<const In>& in, std::uint32_t* amax_bit
   const std::int64_t count = in.rows * in.cols;
   const bool vec = aligned16(in.data) &&
                    (in.batch == 1 || (in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0);
-  const unsigned gx = grid_for<8>(vec ? count / vec_elems + 1 : count, R.threads, multiprocessors);
+  const std::int64_t per_block = static_cast<std::int64_t>(R.threads) * flat_items * (vec ? unit_elems<In> : 1);
+  const unsigned gx = flat_grid(count, per_block);
   const dim3 grid(gx, static_cast<unsigned>(in.batch));
   if (vec) {
-    flat_amax_kernel<sc, tc, In, true><<<grid, R.threads, 0, stream>>>(in.data, count, in.batch_stride, amax_bits);
+    flat_amax_kernel<sc, tc, In, unit_elems<In>, flat_items><<<grid, R.threads, 0, stream>>>(in.data, count, in.batch_stride, amax_bits);
   } else {
-    flat_amax_kernel<sc, tc, In, false><<<grid, R.threads, 0, stream>>>(in.data, count, in.batch_stride, amax_bits);
+    flat_amax_kernel<sc, tc, In, 1, flat_items><<<grid, R.threads, 0, stream>>>(in.data, count, in.batch_stride, amax_bits);
   }
   return backend::last_launch_status();
 }
 
+constexpr tuning with_tile(tuning t, int rows, int cols) {
+  t.tile_rows = rows;
+  t.tile_cols = cols;
+  return t;
+}
+
+// Colwise in two streaming passes (col_amax_kernel, col_cast_kernel) where the input is
+// row-major with 16-byte aligned lines of whole units and the output lines are 16-byte aligned;
+// *launched false means nothing was enqueued and the caller takes the tiled path.
+template <spec S, tuning RT, class In>
+status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>& out,
+                            std::uint32_t* amax_bits, std::size_t amax_bytes, std::uint64_t seed,
+                            int multiprocessors, int wave, gpu_stream stream, bool* launched) {
+  *launched = false;
+  // the cast's byte tile in static shared memory (either output order)
+  constexpr tuning R = fit_tile(RT, [](const tuning& u) {
+    const int col = u.tile_cols * (u.tile_rows + 4);
+    const int row = u.tile_rows * (u.tile_cols + 4);
+    return (col > row ? col : row) + u.tile_cols * 4;
+  });
+  constexpr int U = unit_elems<In>;
+  constexpr int K = 8;  // rows in flight per lane in the amax pass
+  if (in.order != layout::row_major || !lines_aligned16(in) || !lines_aligned16(out.data) ||
+      in.cols % U != 0 || in.batch > 65535 || (in.rows + R.tile_rows - 1) / R.tile_rows > 65535)
+    return status::success;
+  // pass 1: bands of wave * U columns by blocks of two loop trips of rows (many short blocks:
+  // a grid of ~8 long blocks per multiprocessor left a 1.6-wave tail, H200 ncu, 2026-11-29)
+  (void)multiprocessors;
+  const std::int64_t band = static_cast<std::int64_t>(wave) * U;
+  const std::int64_t gx = (in.cols + band - 1) / band;
+  const std::int64_t rows_per_block = 2LL * (R.threads / wave) * K;
+  const std::int64_t gy = (in.rows + rows_per_block - 1) / rows_per_block;
+  if (gy > 65535) return status::success;
+  status st = backend::memset_async(amax_bits, 0, amax_bytes, stream);
+  if (st != status::success) return st;
+  *launched = true;
+  col_amax_kernel<spec_c<S>, tuning_c<R>, In, K>
+      <<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(in.batch)), R.threads, 0, stream>>>(
+          in, amax_bits, static_cast<int>(rows_per_block));
+  st = backend::last_launch_status();
+  if (st != status::success) return st;
+  // pass 2
+  const dim3 grid(static_cast<unsigned>((in.cols + R.tile_cols - 1) / R.tile_cols),
+                  static_cast<unsigned>((in.rows + R.tile_rows - 1) / R.tile_rows), static_cast<unsigned>(in.batch));
+  constexpr bool staged = R.store != store_path::direct;
+  col_cast_kernel<spec_c<S>, tuning_c<R>, In, staged><<<grid, R.threads, 0, stream>>>(in, out, amax_bits, seed);
+  return backend::last_launch_status();
+}
+
+// Columns per strip of the one-pass colwise kernel: one 128-byte line of bf16 per row.
+inline constexpr int cluster_strip_cols = 64;
+// One-pass colwise on a thread-block cluster where the toolchain, device and views allow it;
+// *launched false means nothing was enqueued and the caller takes the two-launch path.
+template <spec S, tuning R, class In, class Cluster, int Strip = cluster_strip_cols, int MaxCluster = Cluster::max_size>
+status launch_col_cluster(const matrix_view<const In>& in, const quantized<S>& out,
+                          std::uint64_t seed, int multiprocessors, gpu_stream stream, bool* launched) {
+  *launched = false;
+  constexpr int strip = Strip;
+  if constexpr (R.threads < strip) {
+    return status::success;
+  } else {
+    if (in.order != layout::row_major || !lines_aligned16(in) || !lines_aligned16(out.data) ||
+        in.cols % unit_elems<In> != 0 || in.rows > static_cast<std::int64_t>(MaxCluster) * 65536)
+      return status::success;
+    int shared = 0;
+    status st = Cluster::shared_bytes(&shared);
+    if (st != status::success || shared == 0) return st;
+    constexpr int static_bytes = (R.threads / 32 + 2) * strip * 4;  // partial, cta_amax, scales
+    auto seg_rows = [&](int cs) {
+      const std::int64_t per = (in.rows + cs - 1) / cs;
+      return static_cast<int>((per + 15) / 16 * 16);
+    };
+    auto fits = [&](int cs) {
+      return cluster_shared_bytes<In, strip>(seg_rows(cs)) + static_bytes <= static_cast<std::size_t>(shared);
+    };
+    int cs = 1;
+    while (cs <= MaxCluster && !fits(cs)) cs *= 2;
+    if (cs > MaxCluster) return status::success;  // a column strip does not fit on chip
+    const std::int64_t tasks = (in.cols + strip - 1) / strip * in.batch;
+    while (cs < MaxCluster && tasks * cs < multiprocessors) cs *= 2;  // spread small problems out
+    const int seg = seg_rows(cs);
+    return Cluster::launch(col_cluster_kernel<spec_c<S>, tuning_c<R>, In, strip, Cluster>, tasks, cs, R.threads,
+                           cluster_shared_bytes<In, strip>(seg), stream, launched, in, out, seg, seed);
+  }
+}
+
 template <spec S, tuning T>
-status prepare(tuning& resolved, int* multiprocessors) {
+status prepare(tuning& resolved, int* multiprocessors, arch_traits* traits = nullptr) {
   arch_traits a{};
   status st = backend::current_device_traits(&a, multiprocessors);
   if (st != status::success) return st;
   if (validate(T, a) != tuning_error::none) return status::bad_tuning;
   resolved = resolve_tuning(T, S, a);
+  if (traits != nullptr) *traits = a;
   return status::success;
+}
+
+// Rowwise with row-major input and output, one launch that reads each row once:
+//  * rows of up to 24 units per lane (6144 bf16 on 32-lane warps): one wave per row, the row in
+//    registers, no barrier. Measured on an H200 (bf16 -> e4m3fn 16384 x 5120, 2026-11-29):
+//    0.915 of copy with 128-thread blocks (4 rows), 0.899 with 256, 0.769 with 512; the
+//    block-per-row kernel reached 0.874 with 128 threads.
+//  * longer rows: one block per row, 128 threads up to 1024 units (8192 bf16; 0.906 of copy at
+//    8192 x 8192, 256 threads 0.899), 256 above; the first 8 units per thread stay in registers
+//    and the rest is re-read (from L2).
+// Lines not 16-byte aligned take the block kernel with one element per unit.
+template <spec S, tuning T, tuning R, class In>
+status launch_rowwise(const matrix_view<const In>& in, const quantized<S>& out, std::uint64_t seed,
+                      int multiprocessors, int wave, gpu_stream stream) {
+  constexpr int U = unit_elems<In>;
+  const bool vec = lines_aligned16(in) && lines_aligned16(out.data);
+  const std::int64_t units = in.cols / U;
+  constexpr tuning R128 = T.threads == 0 ? with_threads(R, 128) : R;
+  constexpr tuning R256 = T.threads == 0 ? with_threads(R, 256) : R;
+  if (vec && units <= 24LL * wave) {
+    const std::int64_t per_block = R128.threads / wave;
+    const std::int64_t rows = in.rows * in.batch;
+    const std::int64_t blocks = (rows + per_block - 1) / per_block;
+    const unsigned grid = static_cast<unsigned>(blocks < 0x7fffffffLL ? blocks : 0x7fffffffLL);
+    auto go = [&](auto items) {
+      row_wave_kernel<spec_c<S>, tuning_c<R128>, In, U, decltype(items)::value>
+          <<<grid, R128.threads, 0, stream>>>(in, out, seed);
+    };
+    // Items fitted to the row in steps of 4 (spare registers cost occupancy: 24 units per lane
+    // for a 20-unit row measured 0.842 of copy against 0.915 with 20, H200, 2026-11-29)
+    if (units <= 8LL * wave) go(std::integral_constant<int, 8>{});
+    else if (units <= 12LL * wave) go(std::integral_constant<int, 12>{});
+    else if (units <= 16LL * wave) go(std::integral_constant<int, 16>{});
+    else if (units <= 20LL * wave) go(std::integral_constant<int, 20>{});
+    else go(std::integral_constant<int, 24>{});
+    return backend::last_launch_status();
+  }
+  if (units > 8LL * R128.threads) return launch_row_fused<S, R256>(in, out, seed, multiprocessors, stream);
+  return launch_row_fused<S, R128>(in, out, seed, multiprocessors, stream);
 }
 
 }  // namespace detail::gpu
@@ -237,7 +383,8 @@ template <spec S, tuning T = tuning{}, class In>
     return status::bad_workspace;
   tuning r{};
   int sms = 0;
-  if ((st = detail::gpu::prepare<S, T>(r, &sms)) != status::success) return st;
+  arch_traits traits{};
+  if ((st = detail::gpu::prepare<S, T>(r, &sms, &traits)) != status::success) return st;
   // The resolved tuning must be a compile-time value for the kernels: defaults are resolved
   // against the traits every supported architecture shares (validated above at run time).
   constexpr tuning R = resolve_tuning(T, S, arch_traits{});
@@ -253,19 +400,23 @@ template <spec S, tuning T = tuning{}, class In>
     }
     return detail::gpu::launch_tiled<S, R, In, group_axis::tensor>(in, out, amax, need, args.seed, sms, stream);
   } else if constexpr (S.granularity == granularity::row) {
-    if (fused_row) {
-      // Automatic thread count for the fused rowwise kernel: 128 threads for rows of up to 6144
-      // elements, 256 above. Measured on an H200 (bf16 -> e4m3fn, 2026-11-29): 5120-wide rows
-      // 0.751 of copy with 128 vs 0.699 with 256; 8192-wide rows 0.789 vs 0.800. The crossover
-      // between the two measured widths was not measured.
-      if constexpr (T.threads == 0) {
-        constexpr tuning R128 = detail::gpu::with_threads(R, 128);
-        if (in.cols <= 6144) return detail::gpu::launch_row_fused<S, R128>(in, out, args.seed, sms, stream);
-      }
-      return detail::gpu::launch_row_fused<S, R>(in, out, args.seed, sms, stream);
-    }
+    if (fused_row) return detail::gpu::launch_rowwise<S, T, R>(in, out, args.seed, sms, traits.wave_size, stream);
     return detail::gpu::launch_tiled<S, R, In, group_axis::row>(in, out, amax, need, args.seed, sms, stream);
   } else {
+    bool launched = false;
+    if constexpr (backend::has_clusters && T.col == col_path::one_pass) {
+      // One pass on thread-block clusters, 512 threads unless the tuning says otherwise (one
+      // CTA per multiprocessor holds up to ~200 KB of a column strip).
+      constexpr tuning RC = T.threads == 0 ? detail::gpu::with_threads(R, 512) : R;
+      st = detail::gpu::launch_col_cluster<S, RC, In, backend::cluster_api>(in, out, args.seed, sms, stream, &launched);
+      if (st != status::success || launched) return st;
+    }
+    // Two streaming passes, 256 x 64 cast tiles unless the tuning says otherwise. Measured on an
+    // H200 (bf16 16384 x 5120, column-major output, 2026-11-29): 256 x 64 123.6 us, 128 x 128
+    // 124.1 us, 128 x 64 130.7 us, 64 x 64 150.3 us, 32 x 128 152.2 us.
+    constexpr tuning RS = T.tile_rows == 0 && T.tile_cols == 0 ? detail::gpu::with_tile(R, 256, 64) : R;
+    st = detail::gpu::launch_col_streaming<S, RS>(in, out, amax, need, args.seed, sms, traits.wave_size, stream, &launched);
+    if (st != status::success || launched) return st;
     return detail::gpu::launch_tiled<S, R, In, group_axis::col>(in, out, amax, need, args.seed, sms, stream);
   }
 }

@@ -5,6 +5,8 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <cooperative_groups.h>
+
 #include <cstddef>
 #include <cstdio>
 #include <cub/block/block_reduce.cuh>
@@ -73,18 +75,6 @@ __device__ inline void atomic_max_bits(unsigned* p, unsigned v) {
   }
 }
 
-/// Arrival counter for "last block publishes": acq_rel, so the last block sees every other
-/// block's amax atomics.
-__device__ inline unsigned arrive_acq_rel(unsigned* counter) {
-  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*counter);
-  return ref.fetch_add(1u, cuda::std::memory_order_acq_rel);
-}
-
-__device__ inline unsigned load_acquire(unsigned* p) {
-  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*p);
-  return ref.load(cuda::std::memory_order_acquire);
-}
-
 /// Block-wide max of unsigned values (f32 bit patterns); valid in thread 0.
 template <int Threads>
 struct block_max {
@@ -96,6 +86,123 @@ struct block_max {
 };
 
 __device__ inline void block_sync() { __syncthreads(); }
+
+/// Threads per warp, in device code.
+__device__ constexpr int wave_size() { return 32; }
+
+/// Max of v over the lanes of a warp that agree on lane % Stride (a butterfly over the higher
+/// lane bits); every such lane gets the result.
+template <int Stride>
+__device__ inline unsigned lanes_max(unsigned v) {
+#pragma unroll
+  for (int o = Stride; o < 32; o <<= 1) {
+    const unsigned w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = v > w ? v : w;
+  }
+  return v;
+}
+
+/// Thread-block clusters (sm_90+), for the one-pass colwise kernel. Device functions trap on an
+/// older architecture; launch() never starts a kernel whose binary is older than sm_90.
+struct cluster_api {
+  /// Largest cluster launch() is asked for (16: beyond the portable 8, checked per launch).
+  static constexpr int max_size = 16;
+  __device__ static int rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return static_cast<int>(cooperative_groups::this_cluster().block_rank());
+#else
+    __trap();
+    return 0;
+#endif
+  }
+  /// barrier.cluster.arrive.release: this thread's shared-memory writes become visible to the
+  /// cluster's threads that pass the matching wait().
+  __device__ static void arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().barrier_arrive();
+#else
+    __trap();
+#endif
+  }
+  /// barrier.cluster.wait.acquire
+  __device__ static void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().barrier_wait();
+#else
+    __trap();
+#endif
+  }
+  /// The same shared-memory object in CTA `rank` of this cluster.
+  template <class T>
+  __device__ static T* peer(T* p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().map_shared_rank(p, static_cast<unsigned>(rank));
+#else
+    (void)rank;
+    __trap();
+    return p;
+#endif
+  }
+
+  /// Shared memory one CTA of a cluster kernel may take on the current device (opt-in maximum),
+  /// 0 when the device has no clusters (before sm_90).
+  static status shared_bytes(int* bytes) {
+    *bytes = 0;
+    int dev = 0;
+    int major = 0;
+    int optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+      return status::device_error;
+    if (major >= 9) *bytes = optin;
+    return status::success;
+  }
+
+  /// Launch persistent clusters of (1, cluster_y, 1) CTAs with `smem` dynamic shared bytes
+  /// each: grid (min(tasks, clusters that fit at once), cluster_y). *launched is false (and
+  /// nothing is enqueued) when this binary or device cannot run it: kernel compiled for an
+  /// architecture before sm_90, too much shared memory, or no cluster of that size fits
+  /// (cudaOccupancyMaxActiveClusters).
+  template <class... P, class... A>
+  static status launch(void (*kernel)(P...), long long tasks, int cluster_y, int threads,
+                       std::size_t smem, gpu_stream stream, bool* launched, A... args) {
+    *launched = false;
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) return status::device_error;
+    if (fa.binaryVersion < 90) return status::success;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem)) != cudaSuccess ||
+        (cluster_y > 8 &&
+         cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
+      (void)cudaGetLastError();
+      return status::success;
+    }
+    cudaLaunchConfig_t cfg{};
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = static_cast<unsigned>(cluster_y);
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    cfg.gridDim = dim3(1, static_cast<unsigned>(cluster_y), 1);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters < 1) {
+      (void)cudaGetLastError();
+      return status::success;
+    }
+    cfg.gridDim.x = static_cast<unsigned>(tasks < clusters ? tasks : clusters);
+    *launched = true;
+    return to_status(cudaLaunchKernelEx(&cfg, kernel, args...));
+  }
+};
+
+/// This toolchain has thread-block clusters (used where the device has them: sm_90+).
+inline constexpr bool has_clusters = true;
 
 /// Hardware f32x2 -> FP8x2 with saturation where the chip has it. Only e4m3fn and e5m2 exist on
 /// NVIDIA; NaN inputs are mapped back to fp8q's canonical NaN by the caller.

@@ -6,6 +6,7 @@
 // backend:: (detail/cuda/adapter.hpp or detail/hip/adapter.hpp) names the toolchain.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -29,63 +30,53 @@ __device__ inline void write_scales(const quantized<S>& out, std::int64_t b, std
 }
 
 // ------------------------------------------------------------------------------------------
-// Rowwise, fused: one block per row; the row stays in registers between the amax and the cast
-// (Items vectors of 16 per thread), so it is read from device memory once. Rows longer than
-// Items * threads * 16 re-read the remainder (from L2: one row is at most a few hundred KB).
-// in:       [batch, rows, cols] In, row-major, ld any (16-byte aligned rows when Vec)
-// out.data: [batch, rows, cols] FP8, row-major
-template <class SC, class TC, class In, int Items, bool Vec>
+// Rowwise, fused: one block per row. The row's first Items * threads units (16-byte vectors, or
+// single elements when U == 1) stay in registers, raw, between the amax and the cast, so the
+// row is read from device memory once; longer rows re-read the remainder (from L2: one row is
+// at most a few hundred KB). Consecutive threads take consecutive units: each warp-wide load is
+// 512 contiguous bytes and each store 32 * U contiguous bytes.
+// in:       [batch, rows, cols] In, row-major, ld any (16-byte aligned lines when U > 1)
+// out.data: [batch, rows, cols] FP8, row-major (16-byte aligned lines when U > 1)
+template <class SC, class TC, class In, int U, int Items>
 __global__ void __launch_bounds__(TC::value.threads)
     row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint64_t seed) {
   constexpr spec S = SC::value;
   constexpr int threads = TC::value.threads;
-  constexpr int V = Vec ? vec_elems : 1;
   using reducer = backend::block_max<threads>;
   __shared__ typename reducer::storage red;
   __shared__ float s_shared;
 
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
-  const std::int64_t nvec = N / V;
+  const std::int64_t units = N / U;
   const int tid = static_cast<int>(threadIdx.x);
   for (std::int64_t row = blockIdx.x; row < in.batch * M; row += gridDim.x) {
     const std::int64_t b = row / M;
     const std::int64_t r = row % M;
-    const In* src = in.data + in.offset(b, r, 0);                              // [cols] In
-    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols]
+    const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols] FP8
     const std::uint64_t row_index = static_cast<std::uint64_t>(b * M + r) * N;
 
-    // The row's first Items * threads vectors stay in registers, raw (bf16/f16 take half the
-    // registers of f32), between the amax pass and the cast pass.
-    using keep_t = std::conditional_t<Vec, raw16<In>, float>;
-    keep_t keep[Items];
+    unit_raw<In, U> keep[Items];
     std::uint32_t amax = 0;
-    auto widen = [&](const keep_t& k, float (&x)[V]) {
-      if constexpr (Vec) widen16(k, x); else x[0] = k;
+    auto take = [&](const unit_raw<In, U>& k) {
+      float x[U];
+      widen_unit<In, U>(k, x);
+#pragma unroll
+      for (int j = 0; j < U; ++j) amax = amax > abs_bits(x[j]) ? amax : abs_bits(x[j]);
     };
-    auto load = [&](std::int64_t v, keep_t& k) {
-      if constexpr (Vec) load_raw16(src + v * V, k); else k = load_one(src + v);
-    };
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {  // every load in flight before the first use
+      const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
+      if (u < units) keep[i] = load_unit<In, U>(src + u * U);
+    }
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
-      const std::int64_t v = tid + static_cast<std::int64_t>(i) * threads;
-      if (v < nvec) {
-        load(v, keep[i]);
-        float x[V];
-        widen(keep[i], x);
-#pragma unroll
-        for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
-      }
+      if (tid + static_cast<std::int64_t>(i) * threads < units) take(keep[i]);
     }
-    for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
-      keep_t raw;
-      load(v, raw);
-      float x[V];
-      widen(raw, x);
-#pragma unroll
-      for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
-    }
-    for (std::int64_t e = nvec * V + tid; e < N; e += threads) {
+    for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
+      take(load_unit<In, U>(src + u * U));
+    for (std::int64_t e = units * U + tid; e < N; e += threads) {
       const std::uint32_t a = abs_bits(load_one(src + e));
       amax = amax > a ? amax : a;
     }
@@ -98,39 +89,92 @@ __global__ void __launch_bounds__(TC::value.threads)
     backend::block_sync();
     const float s = s_shared;
 
-    auto cast_store = [&](std::int64_t v, const keep_t& k) {
-      float x[V];
-      widen(k, x);
-      if constexpr (Vec) {
-        float y[V];
+    auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k) {
+      float y[U];
+      widen_unit<In, U>(k, y);
 #pragma unroll
-        for (int j = 0; j < V; ++j) y[j] = x[j] * s;
-        std::uint8_t q[V];
-        encode16<S, TC::value>(y, q, seed, row_index + v * V, 1);
-        store16(dst + v * V, q);
-      } else {
-        dst[v] = encode_scaled<S>(x[0] * s, seed, row_index + v);
-      }
+      for (int j = 0; j < U; ++j) y[j] *= s;
+      std::uint8_t q[U];
+      encode_n<S, TC::value>(y, q, seed, [&](int j) { return row_index + u * U + j; });
+      store_bytes<U>(dst + u * U, q);
     };
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
-      const std::int64_t v = tid + static_cast<std::int64_t>(i) * threads;
-      if (v < nvec) cast_store(v, keep[i]);
+      const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
+      if (u < units) cast_store(u, keep[i]);
     }
-    for (std::int64_t v = tid + static_cast<std::int64_t>(Items) * threads; v < nvec; v += threads) {
-      keep_t raw;
-      load(v, raw);
-      cast_store(v, raw);
-    }
-    for (std::int64_t e = nvec * V + tid; e < N; e += threads) {
+    for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
+      cast_store(u, load_unit<In, U>(src + u * U));
+    for (std::int64_t e = units * U + tid; e < N; e += threads)
       dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
-    }
     backend::block_sync();  // red and s_shared are reused by the next row
   }
 }
 
+// Rowwise, fused, one wave per row (for rows of at most Items * wave units): no shared memory
+// and no block barrier; the amax is a butterfly across the wave's lanes. Same data path as
+// row_fused_kernel otherwise. Rows per block = threads / wave size.
+template <class SC, class TC, class In, int U, int Items>
+__global__ void __launch_bounds__(TC::value.threads)
+    row_wave_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  const int wave = backend::wave_size();
+  const int lane = static_cast<int>(threadIdx.x) % wave;
+  const std::int64_t waves = static_cast<std::int64_t>(blockDim.x) / wave;
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const std::int64_t units = N / U;
+  for (std::int64_t row = blockIdx.x * waves + threadIdx.x / wave; row < in.batch * M;
+       row += static_cast<std::int64_t>(gridDim.x) * waves) {
+    const std::int64_t b = row / M;
+    const std::int64_t r = row % M;
+    const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols] FP8
+    const std::uint64_t row_index = static_cast<std::uint64_t>(b * M + r) * N;
+    unit_raw<In, U> keep[Items];
+    std::uint32_t amax = 0;
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t u = lane + static_cast<std::int64_t>(i) * wave;
+      if (u < units) keep[i] = load_unit<In, U>(src + u * U);
+    }
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      if (lane + static_cast<std::int64_t>(i) * wave < units) {
+        float x[U];
+        widen_unit<In, U>(keep[i], x);
+#pragma unroll
+        for (int j = 0; j < U; ++j) amax = amax > abs_bits(x[j]) ? amax : abs_bits(x[j]);
+      }
+    }
+    for (std::int64_t e = units * U + lane; e < N; e += wave) {
+      const std::uint32_t a = abs_bits(load_one(src + e));
+      amax = amax > a ? amax : a;
+    }
+    amax = backend::lanes_max<1>(amax);
+    const float s = group_scale<S>(amax);
+    if (lane == 0) write_scales<S>(out, b, r, 0, s);
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t u = lane + static_cast<std::int64_t>(i) * wave;
+      if (u < units) {
+        float y[U];
+        widen_unit<In, U>(keep[i], y);
+#pragma unroll
+        for (int j = 0; j < U; ++j) y[j] *= s;
+        std::uint8_t q[U];
+        encode_n<S, TC::value>(y, q, seed, [&](int j) { return row_index + u * U + j; });
+        store_bytes<U>(dst + u * U, q);
+      }
+    }
+    for (std::int64_t e = units * U + lane; e < N; e += wave)
+      dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
+  }
+}
+
 // ------------------------------------------------------------------------------------------
-// Tensorwise on dense data: the batch item is one flat array in the view's memory order.
+// Tensorwise on dense data: each batch item is one flat array in the view's memory order, cut
+// into chunks of K units per thread (all K loads in flight before the first use).
 // Logical index of flat offset `off` (for stochastic rounding) in a matrix of M x N.
 __device__ inline std::uint64_t flat_logical_index(std::int64_t off, std::int64_t M,
                                                    std::int64_t N, bool col_major) {
@@ -141,37 +185,50 @@ __device__ inline std::uint64_t flat_logical_index(std::int64_t off, std::int64_
 }
 
 // in: [count] In per batch item (blockIdx.y), batch_stride apart; amax: [batch] f32 bits
-template <class SC, class TC, class In, bool Vec>
+template <class SC, class TC, class In, int U, int K>
 __global__ void __launch_bounds__(TC::value.threads)
     flat_amax_kernel(const In* in, std::int64_t count, std::int64_t batch_stride,
                      std::uint32_t* amax_bits) {
   constexpr tuning T = TC::value;
-  constexpr int V = Vec ? vec_elems : 1;
-  using reducer = backend::block_max<T.threads>;
+  constexpr int threads = T.threads;
+  constexpr std::int64_t chunk = static_cast<std::int64_t>(threads) * K;
+  using reducer = backend::block_max<threads>;
   __shared__ typename reducer::storage red;
-  const In* src = in + static_cast<std::int64_t>(blockIdx.y) * batch_stride;
-  const std::int64_t nvec = count / V;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T.threads;
+  const In* src = in + static_cast<std::int64_t>(blockIdx.y) * batch_stride;  // [count] In
+  const std::int64_t units = count / U;
+  const int tid = static_cast<int>(threadIdx.x);
   std::uint32_t amax = 0;
-  for (std::int64_t v = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; v < nvec;
-       v += stride) {
-    float x[V];
-    if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
+  for (std::int64_t base = blockIdx.x * chunk; base < units; base += gridDim.x * chunk) {
+    unit_raw<In, U> w[K];
 #pragma unroll
-    for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t u = base + j * threads + tid;
+      if (u < units) w[j] = load_unit<In, U>(src + u * U);
+    }
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      if (base + j * threads + tid < units) {
+        float x[U];
+        widen_unit<In, U>(w[j], x);
+#pragma unroll
+        for (int k = 0; k < U; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+      }
+    }
   }
-  for (std::int64_t e = nvec * V + blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x;
-       e < count; e += stride) {
+  for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
+       e += static_cast<std::int64_t>(gridDim.x) * threads) {
     const std::uint32_t a = abs_bits(load_one(src + e));
     amax = amax > a ? amax : a;
   }
   amax = reducer::run(amax, red);
-  if (threadIdx.x == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + blockIdx.y, amax);
+  if (tid == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + blockIdx.y, amax);
 }
 
 // Cast with the scale from amax_bits (dynamic) or from given_scale (delayed scaling), optionally
-// recording this call's amax into record_bits. Scale outputs: [batch] each.
-template <class SC, class TC, class In, bool Vec, bool Record>
+// recording this call's amax into record_bits. Scale outputs: [batch] each. Chunks are walked
+// from the end of the array: the amax launch swept front to back, so the tail is what is still
+// in L2 (about 50 MB on an H200) when this launch starts.
+template <class SC, class TC, class In, int U, int K, bool Record>
 __global__ void __launch_bounds__(TC::value.threads)
     flat_cast_kernel(const In* in, std::uint8_t* out, std::int64_t count, std::int64_t in_stride,
                      std::int64_t out_stride, const std::uint32_t* amax_bits,
@@ -180,59 +237,59 @@ __global__ void __launch_bounds__(TC::value.threads)
                      std::int64_t M, std::int64_t N, bool col_major, std::uint64_t seed) {
   constexpr spec S = SC::value;
   constexpr tuning T = TC::value;
-  constexpr int V = Vec ? vec_elems : 1;
+  constexpr int threads = T.threads;
+  constexpr std::int64_t chunk = static_cast<std::int64_t>(threads) * K;
   const std::int64_t b = blockIdx.y;
   const In* src = in + b * in_stride;         // [count] In
   std::uint8_t* dst = out + b * out_stride;   // [count] FP8
   const float s = given_scale != nullptr ? given_scale[b] : group_scale<S>(amax_bits[b]);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
+  const int tid = static_cast<int>(threadIdx.x);
+  if (blockIdx.x == 0 && tid == 0) {
     if (scale_out != nullptr) scale_out[b * scale_stride] = s;
     if (inverse_out != nullptr) inverse_out[b * inverse_stride] = inverse_scale(s);
   }
   const std::uint64_t base_index = static_cast<std::uint64_t>(b * M * N);
-  const std::int64_t nvec = count / V;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T.threads;
+  auto index_of = [&](std::int64_t off) { return base_index + flat_logical_index(off, M, N, col_major); };
+  const std::int64_t units = count / U;
+  const std::int64_t chunks = (units + chunk - 1) / chunk;
   std::uint32_t amax = 0;
-  // Walk the vectors from the end: the amax launch swept front to back, so the tail of the
-  // tensor is what is still in L2 (about 50 MB on an H200) when this launch starts.
-  for (std::int64_t w = blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x; w < nvec;
-       w += stride) {
-    const std::int64_t v = nvec - 1 - w;
-    float x[V];
-    if constexpr (Vec) load16(src + v * V, x); else x[0] = load_one(src + v);
-    if constexpr (Record) {
+  for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const std::int64_t base = (chunks - 1 - c) * chunk;
+    unit_raw<In, U> w[K];
 #pragma unroll
-      for (int k = 0; k < V; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t u = base + j * threads + tid;
+      if (u < units) w[j] = load_unit<In, U>(src + u * U);
     }
-    if constexpr (Vec) {
-      float y[V];
 #pragma unroll
-      for (int k = 0; k < V; ++k) y[k] = x[k] * s;
-      std::uint8_t q[V];
-      if (S.rounding == rounding::stochastic && col_major) {
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t u = base + j * threads + tid;
+      if (u >= units) continue;
+      float y[U];
+      widen_unit<In, U>(w[j], y);
+      if constexpr (Record) {
 #pragma unroll
-        for (int k = 0; k < V; ++k)
-          q[k] = encode_scaled<S>(y[k], seed, base_index + flat_logical_index(v * V + k, M, N, true));
-      } else {
-        encode16<S, T>(y, q, seed, base_index + v * V, 1);
+        for (int k = 0; k < U; ++k) amax = amax > abs_bits(y[k]) ? amax : abs_bits(y[k]);
       }
-      store16(dst + v * V, q);
-    } else {
-      dst[v] = encode_scaled<S>(x[0] * s, seed, base_index + flat_logical_index(v, M, N, col_major));
+#pragma unroll
+      for (int k = 0; k < U; ++k) y[k] *= s;
+      std::uint8_t q[U];
+      encode_n<S, T>(y, q, seed, [&](int k) { return index_of(u * U + k); });
+      store_bytes<U>(dst + u * U, q);
     }
   }
-  for (std::int64_t e = nvec * V + blockIdx.x * static_cast<std::int64_t>(T.threads) + threadIdx.x;
-       e < count; e += stride) {
+  for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
+       e += static_cast<std::int64_t>(gridDim.x) * threads) {
     const float x = load_one(src + e);
     if constexpr (Record) amax = amax > abs_bits(x) ? amax : abs_bits(x);
-    dst[e] = encode_scaled<S>(x * s, seed, base_index + flat_logical_index(e, M, N, col_major));
+    dst[e] = encode_scaled<S>(x * s, seed, index_of(e));
   }
   if constexpr (Record) {
-    using reducer = backend::block_max<T.threads>;
+    using reducer = backend::block_max<threads>;
     __shared__ typename reducer::storage red;
     amax = reducer::run(amax, red);
     if (amax > 0x7f800000u) amax = 0x7fc00000u;  // one canonical NaN, whatever the payloads
-    if (threadIdx.x == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(record_bits + b, amax);
+    if (tid == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(record_bits + b, amax);
   }
 }
 
@@ -472,6 +529,371 @@ __global__ void __launch_bounds__(TC::value.threads)
         for (int k = 0; k < V && lf + k < fast_limit; ++k) dst[k] = src[k];
       }
     }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Colwise in two streaming passes over a row-major input whose lines are 16-byte aligned and
+// whose width is a whole number of units. Both passes read whole rows with 16-byte loads
+// (blocks side by side along a row run together, so DRAM sees long runs), unlike column strips.
+//
+// Pass 1: column amax. A block covers a band of wave * U columns (512 bytes of input per row)
+// and `rows_per_block` rows; its waves take rows in turn with K loads in flight per lane, each
+// lane keeps the running max of its U columns, the waves meet in shared memory, and one atomic
+// per column (relaxed by default) goes to amax_bits[batch][cols], zeroed before the launch.
+template <class SC, class TC, class In, int K>
+__global__ void __launch_bounds__(TC::value.threads)
+    col_amax_kernel(matrix_view<const In> in, std::uint32_t* amax_bits, int rows_per_block) {
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr int U = unit_elems<In>;
+  __shared__ std::uint32_t partial[threads * U];  // [threads / wave][wave * U]
+  const int wave = backend::wave_size();
+  const int waves = threads / wave;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % wave;
+  const int w = tid / wave;
+  const std::int64_t b = blockIdx.z;
+  const std::int64_t c = (static_cast<std::int64_t>(blockIdx.x) * wave + lane) * U;  // first column
+  const std::int64_t r_begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_block;
+  const std::int64_t r_end = r_begin + rows_per_block < in.rows ? r_begin + rows_per_block : in.rows;
+  const bool col_ok = c < in.cols;
+  std::uint32_t cmax[U] = {};
+  for (std::int64_t r0 = r_begin + w; r0 < r_end; r0 += static_cast<std::int64_t>(waves) * K) {
+    u32x4 v[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t r = r0 + static_cast<std::int64_t>(j) * waves;
+      v[j] = u32x4{0, 0, 0, 0};
+      if (col_ok && r < r_end) v[j] = load_unit<In, U>(in.data + in.offset(b, r, c));
+    }
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      float x[U];
+      widen_unit<In, U>(v[j], x);
+#pragma unroll
+      for (int k = 0; k < U; ++k) cmax[k] = cmax[k] > abs_bits(x[k]) ? cmax[k] : abs_bits(x[k]);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < U; ++k) partial[w * wave * U + lane * U + k] = cmax[k];
+  backend::block_sync();
+  const int band = wave * U;
+  for (int i = tid; i < band; i += threads) {
+    std::uint32_t m = 0;
+    for (int q = 0; q < waves; ++q) m = m > partial[q * band + i] ? m : partial[q * band + i];
+    const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * band + i;
+    if (col < in.cols) backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + b * in.cols + col, m);
+  }
+}
+
+// Pass 2: cast a tile of tile_rows x tile_cols with the columns' scales. Each thread loads one
+// unit column of 4 consecutive rows (all loads in flight), so it holds 4 bytes of U column
+// lines (column-major output) or U bytes of 4 row lines (row-major output). Staged: those go
+// to a byte tile in the output's order, then whole 16-byte pieces of output lines to device
+// memory; direct: each thread stores them itself (4-byte or U-byte stores). Tiles run in
+// reverse order: pass 1 ended on the last rows, which are what L2 still holds.
+template <class SC, class TC, class In, bool Staged>
+__global__ void __launch_bounds__(TC::value.threads)
+    col_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
+                    const std::uint32_t* amax_bits, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr int TR = T.tile_rows;
+  constexpr int TCOL = T.tile_cols;
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = TCOL / U;  // units per tile row
+  static_assert(TCOL % U == 0 && TR % 4 == 0, "whole units, whole row quads");
+  constexpr int col_pitch = TR + 4;    // column-major byte tile: [TCOL][TR + 4]
+  constexpr int row_pitch = TCOL + 4;  // row-major byte tile: [TR][TCOL + 4]
+  constexpr int tile_bytes = !Staged ? 4 : (TCOL * col_pitch > TR * row_pitch ? TCOL * col_pitch : TR * row_pitch);
+  __shared__ std::uint32_t words[tile_bytes / 4];
+  __shared__ float scales[TCOL];
+  auto* bytes = reinterpret_cast<std::uint8_t*>(words);
+
+  const std::uint64_t blocks = static_cast<std::uint64_t>(gridDim.x) * gridDim.y * gridDim.z;
+  const std::uint64_t rev = blocks - 1 -
+      (blockIdx.x + static_cast<std::uint64_t>(gridDim.x) * (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z));
+  const std::int64_t bx = static_cast<std::int64_t>(rev % gridDim.x);
+  const std::int64_t by = static_cast<std::int64_t>((rev / gridDim.x) % gridDim.y);
+  const std::int64_t b = static_cast<std::int64_t>(rev / (static_cast<std::uint64_t>(gridDim.x) * gridDim.y));
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const std::int64_t r0 = by * TR;
+  const std::int64_t c0 = bx * TCOL;
+  const int rows_here = static_cast<int>(M - r0 < TR ? M - r0 : TR);
+  const int cols_here = static_cast<int>(N - c0 < TCOL ? N - c0 : TCOL);
+  const int tid = static_cast<int>(threadIdx.x);
+  const bool out_row_major = out.data.order == layout::row_major;
+
+  for (int i = tid; i < TCOL; i += threads) {  // the tile's column scales, once
+    const float sc = i < cols_here ? group_scale<S>(amax_bits[b * N + c0 + i]) : 0.0f;
+    scales[i] = sc;
+    if (i < cols_here && by == 0) write_scales<S>(out, b, 0, c0 + i, sc);
+  }
+  backend::block_sync();
+
+  constexpr int items = (TR / 4) * upr;
+  for (int i = tid; i < items; i += threads) {
+    const int uc = i % upr;
+    const int rq = i / upr;
+    const std::int64_t c = c0 + uc * U;
+    const bool col_ok = uc * U < cols_here;
+    u32x4 v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v[j] = u32x4{0, 0, 0, 0};
+      if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(in.data + in.offset(b, r0 + rq * 4 + j, c));
+    }
+    float sc[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
+    std::uint8_t q[4][U];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float y[U];
+      widen_unit<In, U>(v[j], y);
+#pragma unroll
+      for (int k = 0; k < U; ++k) y[k] *= sc[k];
+      const std::uint64_t row_index = static_cast<std::uint64_t>((b * M + r0 + rq * 4 + j) * N + c);
+      encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
+    }
+    if constexpr (!Staged) {
+      if (!col_ok) continue;
+      auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+      if (out_row_major) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (rq * 4 + j < rows_here) store_bytes<U>(out_bytes + out.data.offset(b, r0 + rq * 4 + j, c), q[j]);
+        }
+      } else if (rq * 4 + 4 <= rows_here) {
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+          const std::uint8_t col[4] = {q[0][k], q[1][k], q[2][k], q[3][k]};
+          store_bytes<4>(out_bytes + out.data.offset(b, r0 + rq * 4, c + k), col);
+        }
+      } else {
+        for (int j = 0; j < 4 && rq * 4 + j < rows_here; ++j) {
+#pragma unroll
+          for (int k = 0; k < U; ++k) out_bytes[out.data.offset(b, r0 + rq * 4 + j, c + k)] = q[j][k];
+        }
+      }
+    } else if (out_row_major) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int w = 0; w < U / 4; ++w) {
+          const std::uint32_t word = q[j][4 * w] | (q[j][4 * w + 1] << 8) | (q[j][4 * w + 2] << 16) |
+                                     (static_cast<std::uint32_t>(q[j][4 * w + 3]) << 24);
+          words[((rq * 4 + j) * row_pitch + uc * U) / 4 + w] = word;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        words[((uc * U + k) * col_pitch + rq * 4) / 4] =
+            q[0][k] | (q[1][k] << 8) | (q[2][k] << 16) | (static_cast<std::uint32_t>(q[3][k]) << 24);
+      }
+    }
+  }
+  if constexpr (!Staged) return;
+  backend::block_sync();
+
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  const int lines = out_row_major ? rows_here : cols_here;
+  const int line_len = out_row_major ? cols_here : rows_here;
+  const int pitch = out_row_major ? row_pitch : col_pitch;
+  const int per_line = (line_len + 15) / 16;
+  for (int i = tid; i < lines * per_line; i += threads) {
+    const int line = i / per_line;
+    const int f = (i % per_line) * 16;
+    const std::int64_t r = r0 + (out_row_major ? line : f);
+    const std::int64_t c = c0 + (out_row_major ? f : line);
+    std::uint8_t* dst = out_bytes + out.data.offset(b, r, c);
+    const std::uint32_t* w = words + (line * pitch + f) / 4;
+    if (f + 16 <= line_len) {
+      *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
+    } else {
+      for (int k = 0; k < line_len - f; ++k) dst[k] = bytes[line * pitch + f + k];
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Colwise in one pass on thread-block clusters (Cluster = backend::cluster_api, where the
+// toolchain has clusters). A cluster's CTAs split one strip of StripCols columns by rows: each
+// keeps its seg_rows x StripCols piece of the input in shared memory, the column amax is pooled
+// through distributed shared memory, and each CTA casts its piece from shared memory and stores
+// it through a byte tile laid out in the output's order. Input read once, output written once.
+// The clusters are persistent: grid (clusters that fit at once, cluster size), cluster
+// (1, cluster size, 1), each walking (batch item, strip) tasks; cluster size * seg_rows >= rows.
+// in:       [batch, rows, cols] In, row-major, 16-byte aligned lines, cols % unit_elems == 0
+// out.data: [batch, rows, cols] FP8, either layout, 16-byte aligned lines
+// dynamic shared memory: cluster_shared_bytes<In, StripCols>(seg_rows)
+template <class In, int StripCols>
+constexpr std::size_t cluster_shared_bytes(int seg_rows) {
+  const std::size_t in_bytes = static_cast<std::size_t>(seg_rows) * StripCols * sizeof(In);
+  const std::size_t row_tile = static_cast<std::size_t>(seg_rows) * (StripCols + 4);
+  const std::size_t col_tile = static_cast<std::size_t>(StripCols) * (seg_rows + 4);
+  return in_bytes + (row_tile > col_tile ? row_tile : col_tile);
+}
+
+template <class SC, class TC, class In, int StripCols, class Cluster>
+__global__ void __launch_bounds__(TC::value.threads, 1)
+    col_cluster_kernel(matrix_view<const In> in, quantized<SC::value> out, int seg_rows,
+                       std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = StripCols / U;             // units per row of the strip
+  constexpr int warps = threads / 32;            // NVIDIA-only kernel: 32-thread warps
+  constexpr int K = threads <= 512 ? 16 : 8;     // loads in flight per thread
+  static_assert(threads % 32 == 0 && 32 % upr == 0, "a warp holds whole strip rows");
+  static_assert(threads >= StripCols, "one thread per strip column for the amax");
+  extern __shared__ u32x4 dyn[];
+  u32x4* tile = dyn;  // [seg_rows][upr] units of In
+  auto* bytes = reinterpret_cast<std::uint8_t*>(dyn + static_cast<std::size_t>(seg_rows) * upr);
+  __shared__ std::uint32_t partial[warps][StripCols];
+  __shared__ std::uint32_t cta_amax[StripCols];
+  __shared__ float scales[StripCols];
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int rank = Cluster::rank();
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const std::int64_t r0 = static_cast<std::int64_t>(rank) * seg_rows;
+  const int rows_here = static_cast<int>(M - r0 < seg_rows ? (M - r0 > 0 ? M - r0 : 0) : seg_rows);
+  const int units = rows_here * upr;
+  const int uc = tid % upr;  // this thread's unit column: the same in every step (threads % upr == 0)
+  const bool out_row_major = out.data.order == layout::row_major;
+  const int col_pitch = seg_rows + 4;   // col-major byte tile: [StripCols][seg_rows + 4]
+  const int row_pitch = StripCols + 4;  // row-major byte tile: [seg_rows][StripCols + 4]
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  const std::int64_t strips = (N + StripCols - 1) / StripCols;
+
+  for (std::int64_t task = blockIdx.x; task < strips * in.batch; task += gridDim.x) {
+    const std::int64_t b = task / strips;
+    const std::int64_t c0 = (task % strips) * StripCols;
+    const int cols_here = static_cast<int>(N - c0 < StripCols ? N - c0 : StripCols);
+    const bool col_ok = uc * U < cols_here;
+
+    // 1. load the piece into shared memory; running max of this thread's U columns
+    std::uint32_t cmax[U] = {};
+    for (int base = 0; base < units; base += threads * K) {
+      u32x4 w[K];
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        const int i = base + j * threads + tid;
+        w[j] = u32x4{0, 0, 0, 0};
+        if (i < units && col_ok) w[j] = load_unit<In, U>(in.data + in.offset(b, r0 + i / upr, c0 + uc * U));
+      }
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        const int i = base + j * threads + tid;
+        if (i >= units) continue;
+        tile[i] = w[j];
+        float x[U];
+        widen_unit<In, U>(w[j], x);
+#pragma unroll
+        for (int k = 0; k < U; ++k) cmax[k] = cmax[k] > abs_bits(x[k]) ? cmax[k] : abs_bits(x[k]);
+      }
+    }
+    // 2. amax of the piece's columns: lanes of one unit column, then warps
+#pragma unroll
+    for (int k = 0; k < U; ++k) cmax[k] = backend::lanes_max<upr>(cmax[k]);
+    const int lane = tid % 32;
+    if (lane < upr) {
+#pragma unroll
+      for (int k = 0; k < U; ++k) partial[tid / 32][lane * U + k] = cmax[k];
+    }
+    backend::block_sync();
+    if (tid < StripCols) {
+      std::uint32_t m = 0;
+      for (int w = 0; w < warps; ++w) m = m > partial[w][tid] ? m : partial[w][tid];
+      cta_amax[tid] = m;
+    }
+    // 3. pool the cluster's pieces (release/acquire at the cluster barrier), scale per column
+    Cluster::arrive();
+    Cluster::wait();
+    if (tid < StripCols) {
+      std::uint32_t m = 0;
+#pragma unroll
+      for (int q = 0; q < Cluster::max_size; ++q) {  // all remote loads in flight together
+        if (q < static_cast<int>(gridDim.y)) {
+          const std::uint32_t v = Cluster::peer(cta_amax, q)[tid];
+          m = m > v ? m : v;
+        }
+      }
+      const float s = group_scale<S>(m);
+      scales[tid] = s;
+      if (rank == 0 && tid < cols_here) write_scales<S>(out, b, 0, c0 + tid, s);
+    }
+    Cluster::arrive();  // done reading the peers' cta_amax; waited for at the end of the task
+    backend::block_sync();
+
+    // 4. cast from shared memory into a byte tile in the output's order: each thread takes one
+    // unit column of 4 consecutive rows, so it holds 4 bytes of U column lines (col-major) or U
+    // bytes of 4 row lines (row-major)
+    float sc[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
+    const int quads = (rows_here + 3) / 4;
+    for (int i = tid; i < quads * upr; i += threads) {
+      const int rq = i / upr;
+      std::uint8_t q[4][U];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int lr = rq * 4 + j;
+        float y[U];
+        widen_unit<In, U>(tile[(lr < rows_here ? lr : 0) * upr + uc], y);
+#pragma unroll
+        for (int k = 0; k < U; ++k) y[k] *= sc[k];
+        const std::uint64_t row_index = static_cast<std::uint64_t>((b * M + r0 + lr) * N + c0 + uc * U);
+        encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
+      }
+      if (out_row_major) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+#pragma unroll
+          for (int w = 0; w < U / 4; ++w) {
+            const std::uint32_t word = q[j][4 * w] | (q[j][4 * w + 1] << 8) | (q[j][4 * w + 2] << 16) |
+                                       (static_cast<std::uint32_t>(q[j][4 * w + 3]) << 24);
+            *reinterpret_cast<std::uint32_t*>(bytes + (rq * 4 + j) * row_pitch + uc * U + 4 * w) = word;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+          const std::uint32_t word = q[0][k] | (q[1][k] << 8) | (q[2][k] << 16) |
+                                     (static_cast<std::uint32_t>(q[3][k]) << 24);
+          *reinterpret_cast<std::uint32_t*>(bytes + (uc * U + k) * col_pitch + rq * 4) = word;
+        }
+      }
+    }
+    backend::block_sync();
+
+    // 5. whole 16-byte pieces of output lines to device memory
+    const int lines = out_row_major ? rows_here : cols_here;
+    const int line_len = out_row_major ? cols_here : rows_here;
+    const int pitch = out_row_major ? row_pitch : col_pitch;
+    const int per_line = (line_len + 15) / 16;
+    for (int i = tid; i < lines * per_line; i += threads) {
+      const int line = i / per_line;
+      const int f = (i % per_line) * 16;
+      const std::int64_t r = r0 + (out_row_major ? line : f);
+      const std::int64_t c = c0 + (out_row_major ? f : line);
+      std::uint8_t* dst = out_bytes + out.data.offset(b, r, c);
+      const auto* w = reinterpret_cast<const std::uint32_t*>(bytes + line * pitch + f);
+      if (f + 16 <= line_len) {
+        *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
+      } else {
+        for (int k = 0; k < line_len - f; ++k) dst[k] = bytes[line * pitch + f + k];
+      }
+    }
+    backend::block_sync();  // the byte tile and the input tile are reused by the next task
+    Cluster::wait();        // every peer has read this CTA's cta_amax: it may be rewritten (or freed)
   }
 }
 

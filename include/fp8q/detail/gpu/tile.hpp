@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fp8q/convert.hpp"
 #include "fp8q/scale.hpp"
@@ -68,22 +69,60 @@ __device__ inline void widen16(const raw16<In>& r, float (&v)[vec_elems]) {
   }
 }
 
+/// Elements of In in one 16-byte vector: 8 bf16/f16, 4 f32. The unit of the streaming kernels:
+/// consecutive threads take consecutive units, so a warp's load is 512 contiguous bytes and its
+/// store 32 * unit_elems contiguous FP8 bytes.
+template <class In>
+inline constexpr int unit_elems = 16 / static_cast<int>(sizeof(In));
+
+/// U consecutive elements as they sit in memory: one 16-byte vector (U == unit_elems<In>) or one
+/// element (U == 1, for views whose lines are not 16-byte aligned).
+template <class In, int U>
+using unit_raw = std::conditional_t<U == 1, In, u32x4>;
+
+template <class In, int U>
+__device__ inline unit_raw<In, U> load_unit(const In* p) {
+  static_assert(U == 1 || U == unit_elems<In>, "a unit is one element or one 16-byte vector");
+  return *reinterpret_cast<const unit_raw<In, U>*>(p);
+}
+
+template <class In, int U>
+__device__ inline void widen_unit(const unit_raw<In, U>& r, float (&v)[U]) {
+  if constexpr (U == 1) {
+    v[0] = to_float(r);
+  } else {
+    const std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) {
+        v[2 * k] = to_float(In{static_cast<std::uint16_t>(words[k] & 0xffffu)});
+        v[2 * k + 1] = to_float(In{static_cast<std::uint16_t>(words[k] >> 16)});
+      } else {
+        v[k] = __builtin_bit_cast(float, words[k]);
+      }
+    }
+  }
+}
+
+/// Store N FP8 bytes (N-byte aligned): one 1, 4, 8 or 16-byte store.
+template <int N>
+__device__ inline void store_bytes(std::uint8_t* p, const std::uint8_t (&q)[N]) {
+  static_assert(N == 1 || N == 4 || N == 8 || N == 16, "one store");
+  std::uint32_t w[N >= 4 ? N / 4 : 1] = {};
+#pragma unroll
+  for (int k = 0; k < N; ++k) w[k / 4] |= static_cast<std::uint32_t>(q[k]) << (8 * (k % 4));
+  if constexpr (N == 1) *p = q[0];
+  if constexpr (N == 4) *reinterpret_cast<std::uint32_t*>(p) = w[0];
+  if constexpr (N == 8) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  if constexpr (N == 16) *reinterpret_cast<u32x4*>(p) = u32x4{w[0], w[1], w[2], w[3]};
+}
+
 /// Load 16 consecutive elements (16-byte aligned) as f32.
 template <class In>
 __device__ inline void load16(const In* p, float (&v)[vec_elems]) {
   raw16<In> r;
   load_raw16(p, r);
   widen16(r, v);
-}
-
-/// Store 16 bytes (16-byte aligned).
-__device__ inline void store16(std::uint8_t* p, const std::uint8_t (&b)[vec_elems]) {
-  u32x4 w;
-  w.x = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-  w.y = b[4] | (b[5] << 8) | (b[6] << 16) | (static_cast<std::uint32_t>(b[7]) << 24);
-  w.z = b[8] | (b[9] << 8) | (b[10] << 16) | (static_cast<std::uint32_t>(b[11]) << 24);
-  w.w = b[12] | (b[13] << 8) | (b[14] << 16) | (static_cast<std::uint32_t>(b[15]) << 24);
-  *reinterpret_cast<u32x4*>(p) = w;
 }
 
 /// Bit pattern of |x| for the amax atomics (f32 order == unsigned order for non-negatives,
@@ -126,8 +165,8 @@ __device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::u
 template <spec S, tuning T, int N, class IndexFn>
 __device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::uint64_t seed,
                                 IndexFn index) {
-  static_assert(N % 2 == 0, "pairs");
-  if constexpr (use_hw_convert<S, T>()) {
+  static_assert(N % 2 == 0 || N == 1, "pairs, or one value");
+  if constexpr (use_hw_convert<S, T>() && N > 1) {
     (void)seed;
     (void)index;
 #pragma unroll
@@ -136,22 +175,13 @@ __device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::
       q[k] = static_cast<std::uint8_t>(pair & 0xffu);
       q[k + 1] = static_cast<std::uint8_t>(pair >> 8);
     }
+    constexpr std::uint8_t nan_q = encode<S.out>(canonical_nan(__builtin_nanf("")), S.overflow).bits;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if (v[k] != v[k]) q[k] = encode<S.out>(canonical_nan(v[k]), S.overflow).bits;
-    }
+    for (int k = 0; k < N; ++k) q[k] = v[k] != v[k] ? nan_q : q[k];
   } else {
 #pragma unroll
     for (int k = 0; k < N; ++k) q[k] = encode_scaled<S>(v[k], seed, index(k));
   }
-}
-
-/// Encode 16 scaled values whose logical indices are first_index + k * index_stride.
-template <spec S, tuning T>
-__device__ inline void encode16(const float (&v)[vec_elems], std::uint8_t (&q)[vec_elems],
-                                std::uint64_t seed, std::uint64_t first_index,
-                                std::uint64_t index_stride) {
-  encode_n<S, T>(v, q, seed, [&](int k) { return first_index + k * index_stride; });
 }
 
 }  // namespace fp8q::detail::gpu

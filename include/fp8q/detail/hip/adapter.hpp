@@ -66,14 +66,6 @@ __device__ inline void atomic_max_bits(unsigned* p, unsigned v) {
   (void)__hip_atomic_fetch_max(p, v, to_hip_order<O>(), scope);
 }
 
-__device__ inline unsigned arrive_acq_rel(unsigned* counter) {
-  return __hip_atomic_fetch_add(counter, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
-}
-
-__device__ inline unsigned load_acquire(unsigned* p) {
-  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
-}
-
 /// Block-wide max of unsigned values (f32 bit patterns); valid in thread 0.
 template <int Threads>
 struct block_max {
@@ -87,6 +79,25 @@ struct block_max {
 };
 
 __device__ inline void block_sync() { __syncthreads(); }
+
+/// Threads per wave, in device code (64 on CDNA, 32 on RDNA; a constant of each target).
+__device__ inline int wave_size() { return __builtin_amdgcn_wavefrontsize(); }
+
+/// Max of v over the lanes of a wave that agree on lane % Stride (a butterfly over the higher
+/// lane bits, up to the wave size: 64 on CDNA, 32 on RDNA).
+template <int Stride>
+__device__ inline unsigned lanes_max(unsigned v) {
+  for (int o = Stride; o < __builtin_amdgcn_wavefrontsize(); o <<= 1) {
+    const unsigned w = __shfl_xor(v, o);
+    v = v > w ? v : w;
+  }
+  return v;
+}
+
+/// CDNA has no thread-block clusters: the one-pass colwise kernel is never instantiated here
+/// (dispatch tests has_clusters), so the cluster primitives are declared and not defined.
+struct cluster_api;
+inline constexpr bool has_clusters = false;
 
 /// Hardware f32x2 -> FP8x2 (v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32, gfx940+). It rounds to nearest
 /// even but does NOT saturate: callers clamp first with a comparison that keeps NaN.
