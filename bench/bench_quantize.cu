@@ -505,7 +505,9 @@ constexpr fq::tuning t_seq_cst{.amax_order = fq::memory_order::seq_cst};
 constexpr fq::tuning t_threads128{.threads = 128};
 constexpr fq::tuning t_threads512{.threads = 512};
 constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
+constexpr fq::tuning t_tile128x128{.tile_rows = 128, .tile_cols = 128};
 constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
+constexpr fq::tuning t_one_pass{.col = fq::col_path::one_pass};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -531,10 +533,13 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<colwise_fn, t_direct, col_out>("colwise_colmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, col_out>("colwise_colmajor", "staged", M, N));
   v.push_back(quantize_case<colwise_fn, t_tile128x64, col_out>("colwise_colmajor", "tile128x64", M, N));
+  v.push_back(quantize_case<colwise_fn, t_tile128x128, col_out>("colwise_colmajor", "tile128x128", M, N));
   v.push_back(quantize_case<colwise_fn, t_tile32x128, col_out>("colwise_colmajor", "tile32x128", M, N));
+  v.push_back(quantize_case<colwise_fn, t_one_pass, col_out>("colwise_colmajor", "one_pass", M, N));
   v.push_back(quantize_case<colwise_fn, t_default, row_out>("colwise_rowmajor", "", M, N));
   v.push_back(quantize_case<colwise_fn, t_direct, row_out>("colwise_rowmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, row_out>("colwise_rowmajor", "staged", M, N));
+  v.push_back(quantize_case<colwise_fn, t_one_pass, row_out>("colwise_rowmajor", "one_pass", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_default, row_out>("tensorwise", "", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_relaxed, row_out>("tensorwise", "relaxed", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_acq_rel, row_out>("tensorwise", "acq_rel", M, N));

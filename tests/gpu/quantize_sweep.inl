@@ -13,12 +13,15 @@ template <granularity G>
 constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both};
 
 // Three tunings that differ in everything a tuning can change; bytes must not. The default
-// resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware.
+// resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware;
+// colwise takes the streaming passes (default: staged, t_small: direct stores) or, with t_wide,
+// the one-pass cluster kernel where the device has clusters.
 constexpr tuning t_default{};
 constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
                          .amax_order = memory_order::acq_rel, .convert = convert_path::software};
 constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
-                        .amax_order = memory_order::seq_cst, .convert = convert_path::hardware};
+                        .amax_order = memory_order::seq_cst, .col = col_path::one_pass,
+                        .convert = convert_path::hardware};
 
 std::vector<shape> shapes(bool quick) {
   std::vector<shape> v = {
@@ -29,6 +32,8 @@ std::vector<shape> shapes(bool quick) {
       {1, 129, 200, layout::row_major, 3},               // odd leading dimension
       {1, 100, 4096 + 16},                               // long rows, vector path
       {1, 33, 20000},                                    // rows longer than the on-chip path
+      {2, 40, 6144},                                     // one wave per row, 24 units per lane
+      {1, 40, 8192},                                     // one block per row, all on chip
       {3, 70, 90},                                       // batched (3D)
       {1, 130, 96, layout::col_major, 0, layout::col_major, 0},
       {1, 96, 130, layout::row_major, 0, layout::col_major, 5},  // transposed, padded output
