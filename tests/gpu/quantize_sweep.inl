@@ -32,8 +32,10 @@ std::vector<shape> shapes(bool quick) {
       {1, 129, 200, layout::row_major, 3},               // odd leading dimension
       {1, 100, 4096 + 16},                               // long rows, vector path
       {1, 33, 20000},                                    // rows longer than the on-chip path
-      {2, 40, 6144},                                     // one wave per row, 24 units per lane
+      {2, 40, 6144},                                     // few rows: one block per row
       {1, 40, 8192},                                     // one block per row, all on chip
+      {1, 600, 2560}, {1, 600, 4000}, {1, 600, 5120}, {1, 600, 5128},  // one wave per row:
+                                                         // 12, 16, 20, 24 units per lane (bf16)
       {3, 70, 90},                                       // batched (3D)
       {1, 130, 96, layout::col_major, 0, layout::col_major, 0},
       {1, 96, 130, layout::row_major, 0, layout::col_major, 5},  // transposed, padded output

@@ -308,10 +308,12 @@ status prepare(tuning& resolved, int* multiprocessors, arch_traits* traits = nul
 }
 
 // Rowwise with row-major input and output, one launch that reads each row once:
-//  * rows of up to 24 units per lane (6144 bf16 on 32-lane warps): one wave per row, the row in
-//    registers, no barrier. Measured on an H200 (bf16 -> e4m3fn 16384 x 5120, 2026-11-29):
-//    0.915 of copy with 128-thread blocks (4 rows), 0.899 with 256, 0.769 with 512; the
-//    block-per-row kernel reached 0.874 with 128 threads.
+//  * rows of up to 24 units per lane (6144 bf16 on 32-lane warps), at least 4 rows per
+//    multiprocessor: one wave per row, the row in registers, no barrier. Measured on an H200
+//    (bf16 -> e4m3fn 16384 x 5120, 2026-11-29): 0.915 of copy with 128-thread blocks (4 rows),
+//    0.899 with 256, 0.769 with 512; the block-per-row kernel reached 0.874 with 128 threads.
+//    Fewer rows take one block per row so every multiprocessor gets work (128 x 5120: 6.9 us
+//    with 4 rows per block, 32 blocks).
 //  * longer rows: one block per row, 128 threads up to 1024 units (8192 bf16; 0.906 of copy at
 //    8192 x 8192, 256 threads 0.899), 256 above; the first 8 units per thread stay in registers
 //    and the rest is re-read (from L2).
@@ -324,9 +326,9 @@ status launch_rowwise(const matrix_view<const In>& in, const quantized<S>& out, 
   const std::int64_t units = in.cols / U;
   constexpr tuning R128 = T.threads == 0 ? with_threads(R, 128) : R;
   constexpr tuning R256 = T.threads == 0 ? with_threads(R, 256) : R;
-  if (vec && units <= 24LL * wave) {
+  const std::int64_t rows = in.rows * in.batch;
+  if (vec && units <= 24LL * wave && rows >= 4LL * multiprocessors) {
     const std::int64_t per_block = R128.threads / wave;
-    const std::int64_t rows = in.rows * in.batch;
     const std::int64_t blocks = (rows + per_block - 1) / per_block;
     const unsigned grid = static_cast<unsigned>(blocks < 0x7fffffffLL ? blocks : 0x7fffffffLL);
     auto go = [&](auto items) {
@@ -413,7 +415,8 @@ template <spec S, tuning T = tuning{}, class In>
     }
     // Two streaming passes, 256 x 64 cast tiles unless the tuning says otherwise. Measured on an
     // H200 (bf16 16384 x 5120, column-major output, 2026-11-29): 256 x 64 123.6 us, 128 x 128
-    // 124.1 us, 128 x 64 130.7 us, 64 x 64 150.3 us, 32 x 128 152.2 us.
+    // 124.1 us, 128 x 64 130.7 us, 64 x 64 150.3 us, 32 x 128 152.2 us (two later benchmark
+    // runs put 128 x 128 within 3% of 256 x 64, either way).
     constexpr tuning RS = T.tile_rows == 0 && T.tile_cols == 0 ? detail::gpu::with_tile(R, 256, 64) : R;
     st = detail::gpu::launch_col_streaming<S, RS>(in, out, amax, need, args.seed, sms, traits.wave_size, stream, &launched);
     if (st != status::success || launched) return st;

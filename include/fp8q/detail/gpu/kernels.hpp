@@ -533,6 +533,85 @@ __global__ void __launch_bounds__(TC::value.threads)
 }
 
 // ------------------------------------------------------------------------------------------
+// Byte tiles: FP8 results laid out in shared memory in the OUTPUT's order before they leave in
+// whole 16-byte pieces of output lines. Column-major output: [cols][col_pitch] (lines of rows);
+// row-major output: [rows][row_pitch] (lines of columns). Pitches are multiples of 4 plus 4, so
+// the word stores of put_quad fall in distinct banks.
+struct byte_tile {
+  std::uint8_t* bytes;  // 4-byte aligned
+  int row_pitch;        // row-major lines: tile columns + 4
+  int col_pitch;        // column-major lines: tile rows + 4
+  bool row_major;       // the output's order
+};
+
+// Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to q[row][col].
+// first_index: the logical index of the quad's first element; N: the matrix width.
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
+                                   std::uint64_t seed, std::uint64_t first_index, std::int64_t N,
+                                   std::uint8_t (&q)[4][U]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float y[U];
+    widen_unit<In, U>(v[j], y);
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] *= sc[k];
+    const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
+    encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
+  }
+}
+
+// Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
+// 4 bytes of each of U column lines, or U bytes of each of 4 row lines, as 32-bit words.
+template <int U>
+__device__ inline void put_quad(const byte_tile& t, int rq, int uc, const std::uint8_t (&q)[4][U]) {
+  auto word = [](std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
+    return a | (b << 8) | (c << 16) | (static_cast<std::uint32_t>(d) << 24);
+  };
+  if (t.row_major) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int w = 0; w < U / 4; ++w) {
+        *reinterpret_cast<std::uint32_t*>(t.bytes + (rq * 4 + j) * t.row_pitch + uc * U + 4 * w) =
+            word(q[j][4 * w], q[j][4 * w + 1], q[j][4 * w + 2], q[j][4 * w + 3]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      *reinterpret_cast<std::uint32_t*>(t.bytes + (uc * U + k) * t.col_pitch + rq * 4) =
+          word(q[0][k], q[1][k], q[2][k], q[3][k]);
+    }
+  }
+}
+
+// Store the tile's rows_here x cols_here bytes to out at (b, r0, c0): whole 16-byte pieces of
+// output lines (16-byte aligned when the output's lines are), bytes for a line's tail.
+template <spec S>
+__device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& out, std::int64_t b,
+                                       std::int64_t r0, std::int64_t c0, int rows_here,
+                                       int cols_here, int tid, int threads) {
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  const int lines = t.row_major ? rows_here : cols_here;
+  const int line_len = t.row_major ? cols_here : rows_here;
+  const int pitch = t.row_major ? t.row_pitch : t.col_pitch;
+  const int per_line = (line_len + 15) / 16;
+  for (int i = tid; i < lines * per_line; i += threads) {
+    const int line = i / per_line;
+    const int f = (i % per_line) * 16;
+    std::uint8_t* dst = out_bytes + out.data.offset(b, r0 + (t.row_major ? line : f), c0 + (t.row_major ? f : line));
+    const std::uint8_t* src = t.bytes + line * pitch + f;
+    if (f + 16 <= line_len) {
+      const auto* w = reinterpret_cast<const std::uint32_t*>(src);
+      *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
+    } else {
+      for (int k = 0; k < line_len - f; ++k) dst[k] = src[k];
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
 // Colwise in two streaming passes over a row-major input whose lines are 16-byte aligned and
 // whose width is a whole number of units. Both passes read whole rows with 16-byte loads
 // (blocks side by side along a row run together, so DRAM sees long runs), unlike column strips.
@@ -625,7 +704,6 @@ __global__ void __launch_bounds__(TC::value.threads)
   const int rows_here = static_cast<int>(M - r0 < TR ? M - r0 : TR);
   const int cols_here = static_cast<int>(N - c0 < TCOL ? N - c0 : TCOL);
   const int tid = static_cast<int>(threadIdx.x);
-  const bool out_row_major = out.data.order == layout::row_major;
 
   for (int i = tid; i < TCOL; i += threads) {  // the tile's column scales, once
     const float sc = i < cols_here ? group_scale<S>(amax_bits[b * N + c0 + i]) : 0.0f;
@@ -634,35 +712,30 @@ __global__ void __launch_bounds__(TC::value.threads)
   }
   backend::block_sync();
 
+  const byte_tile tile{bytes, row_pitch, col_pitch, out.data.order == layout::row_major};
   constexpr int items = (TR / 4) * upr;
   for (int i = tid; i < items; i += threads) {
     const int uc = i % upr;
     const int rq = i / upr;
     const std::int64_t c = c0 + uc * U;
     const bool col_ok = uc * U < cols_here;
-    u32x4 v[4];
+    unit_raw<In, U> v[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      v[j] = u32x4{0, 0, 0, 0};
+      v[j] = unit_raw<In, U>{};
       if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(in.data + in.offset(b, r0 + rq * 4 + j, c));
     }
     float sc[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
     std::uint8_t q[4][U];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float y[U];
-      widen_unit<In, U>(v[j], y);
-#pragma unroll
-      for (int k = 0; k < U; ++k) y[k] *= sc[k];
-      const std::uint64_t row_index = static_cast<std::uint64_t>((b * M + r0 + rq * 4 + j) * N + c);
-      encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
-    }
-    if constexpr (!Staged) {
+    encode_quad<S, T, In, U>(v, sc, seed, static_cast<std::uint64_t>((b * M + r0 + rq * 4) * N + c), N, q);
+    if constexpr (Staged) {
+      put_quad<U>(tile, rq, uc, q);
+    } else {
       if (!col_ok) continue;
       auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
-      if (out_row_major) {
+      if (tile.row_major) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           if (rq * 4 + j < rows_here) store_bytes<U>(out_bytes + out.data.offset(b, r0 + rq * 4 + j, c), q[j]);
@@ -679,44 +752,11 @@ __global__ void __launch_bounds__(TC::value.threads)
           for (int k = 0; k < U; ++k) out_bytes[out.data.offset(b, r0 + rq * 4 + j, c + k)] = q[j][k];
         }
       }
-    } else if (out_row_major) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int w = 0; w < U / 4; ++w) {
-          const std::uint32_t word = q[j][4 * w] | (q[j][4 * w + 1] << 8) | (q[j][4 * w + 2] << 16) |
-                                     (static_cast<std::uint32_t>(q[j][4 * w + 3]) << 24);
-          words[((rq * 4 + j) * row_pitch + uc * U) / 4 + w] = word;
-        }
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < U; ++k) {
-        words[((uc * U + k) * col_pitch + rq * 4) / 4] =
-            q[0][k] | (q[1][k] << 8) | (q[2][k] << 16) | (static_cast<std::uint32_t>(q[3][k]) << 24);
-      }
     }
   }
-  if constexpr (!Staged) return;
-  backend::block_sync();
-
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
-  const int lines = out_row_major ? rows_here : cols_here;
-  const int line_len = out_row_major ? cols_here : rows_here;
-  const int pitch = out_row_major ? row_pitch : col_pitch;
-  const int per_line = (line_len + 15) / 16;
-  for (int i = tid; i < lines * per_line; i += threads) {
-    const int line = i / per_line;
-    const int f = (i % per_line) * 16;
-    const std::int64_t r = r0 + (out_row_major ? line : f);
-    const std::int64_t c = c0 + (out_row_major ? f : line);
-    std::uint8_t* dst = out_bytes + out.data.offset(b, r, c);
-    const std::uint32_t* w = words + (line * pitch + f) / 4;
-    if (f + 16 <= line_len) {
-      *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
-    } else {
-      for (int k = 0; k < line_len - f; ++k) dst[k] = bytes[line * pitch + f + k];
-    }
+  if constexpr (Staged) {
+    backend::block_sync();
+    store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
   }
 }
 
@@ -767,10 +807,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
   const int rows_here = static_cast<int>(M - r0 < seg_rows ? (M - r0 > 0 ? M - r0 : 0) : seg_rows);
   const int units = rows_here * upr;
   const int uc = tid % upr;  // this thread's unit column: the same in every step (threads % upr == 0)
-  const bool out_row_major = out.data.order == layout::row_major;
-  const int col_pitch = seg_rows + 4;   // col-major byte tile: [StripCols][seg_rows + 4]
-  const int row_pitch = StripCols + 4;  // row-major byte tile: [seg_rows][StripCols + 4]
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  const byte_tile out_tile{bytes, StripCols + 4, seg_rows + 4, out.data.order == layout::row_major};
   const std::int64_t strips = (N + StripCols - 1) / StripCols;
 
   for (std::int64_t task = blockIdx.x; task < strips * in.batch; task += gridDim.x) {
@@ -833,65 +870,25 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
     Cluster::arrive();  // done reading the peers' cta_amax; waited for at the end of the task
     backend::block_sync();
 
-    // 4. cast from shared memory into a byte tile in the output's order: each thread takes one
-    // unit column of 4 consecutive rows, so it holds 4 bytes of U column lines (col-major) or U
-    // bytes of 4 row lines (row-major)
+    // 4. cast from shared memory into the byte tile: each thread takes one unit column of 4
+    // consecutive rows
     float sc[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
     const int quads = (rows_here + 3) / 4;
     for (int i = tid; i < quads * upr; i += threads) {
       const int rq = i / upr;
+      unit_raw<In, U> v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] = tile[(rq * 4 + j < rows_here ? rq * 4 + j : 0) * upr + uc];
       std::uint8_t q[4][U];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int lr = rq * 4 + j;
-        float y[U];
-        widen_unit<In, U>(tile[(lr < rows_here ? lr : 0) * upr + uc], y);
-#pragma unroll
-        for (int k = 0; k < U; ++k) y[k] *= sc[k];
-        const std::uint64_t row_index = static_cast<std::uint64_t>((b * M + r0 + lr) * N + c0 + uc * U);
-        encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
-      }
-      if (out_row_major) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-#pragma unroll
-          for (int w = 0; w < U / 4; ++w) {
-            const std::uint32_t word = q[j][4 * w] | (q[j][4 * w + 1] << 8) | (q[j][4 * w + 2] << 16) |
-                                       (static_cast<std::uint32_t>(q[j][4 * w + 3]) << 24);
-            *reinterpret_cast<std::uint32_t*>(bytes + (rq * 4 + j) * row_pitch + uc * U + 4 * w) = word;
-          }
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < U; ++k) {
-          const std::uint32_t word = q[0][k] | (q[1][k] << 8) | (q[2][k] << 16) |
-                                     (static_cast<std::uint32_t>(q[3][k]) << 24);
-          *reinterpret_cast<std::uint32_t*>(bytes + (uc * U + k) * col_pitch + rq * 4) = word;
-        }
-      }
+      encode_quad<S, T, In, U>(v, sc, seed, static_cast<std::uint64_t>((b * M + r0 + rq * 4) * N + c0 + uc * U), N, q);
+      put_quad<U>(out_tile, rq, uc, q);
     }
     backend::block_sync();
 
     // 5. whole 16-byte pieces of output lines to device memory
-    const int lines = out_row_major ? rows_here : cols_here;
-    const int line_len = out_row_major ? cols_here : rows_here;
-    const int pitch = out_row_major ? row_pitch : col_pitch;
-    const int per_line = (line_len + 15) / 16;
-    for (int i = tid; i < lines * per_line; i += threads) {
-      const int line = i / per_line;
-      const int f = (i % per_line) * 16;
-      const std::int64_t r = r0 + (out_row_major ? line : f);
-      const std::int64_t c = c0 + (out_row_major ? f : line);
-      std::uint8_t* dst = out_bytes + out.data.offset(b, r, c);
-      const auto* w = reinterpret_cast<const std::uint32_t*>(bytes + line * pitch + f);
-      if (f + 16 <= line_len) {
-        *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
-      } else {
-        for (int k = 0; k < line_len - f; ++k) dst[k] = bytes[line * pitch + f + k];
-      }
-    }
+    store_byte_tile<S>(out_tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
     backend::block_sync();  // the byte tile and the input tile are reused by the next task
     Cluster::wait();        // every peer has read this CTA's cta_amax: it may be rewritten (or freed)
   }
