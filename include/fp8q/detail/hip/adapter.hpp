@@ -81,13 +81,13 @@ struct block_max {
 __device__ inline void block_sync() { __syncthreads(); }
 
 /// Threads per wave, in device code (64 on CDNA, 32 on RDNA; a constant of each target).
-__device__ inline int wave_size() { return __builtin_amdgcn_wavefrontsize(); }
+__device__ inline int wave_size() { return warpSize; }
 
 /// Max of v over the lanes of a wave that agree on lane % Stride (a butterfly over the higher
 /// lane bits, up to the wave size: 64 on CDNA, 32 on RDNA).
 template <int Stride>
 __device__ inline unsigned lanes_max(unsigned v) {
-  for (int o = Stride; o < __builtin_amdgcn_wavefrontsize(); o <<= 1) {
+  for (int o = Stride; o < warpSize; o <<= 1) {
     const unsigned w = __shfl_xor(v, o);
     v = v > w ? v : w;
   }
