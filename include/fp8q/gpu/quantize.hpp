@@ -127,12 +127,11 @@ status launch_tiled(const matrix_view<const In>& in, const quantized<S>& out,
 
 template <spec S, tuning R, class In>
 status launch_row_fused(const matrix_view<const In>& in, const quantized<S>& out,
-                        std::uint64_t seed, int multiprocessors, gpu_stream stream) {
+                        std::uint64_t seed, gpu_stream stream) {
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   const std::int64_t rows = in.rows * in.batch;
   const unsigned grid = static_cast<unsigned>(rows < 65535LL * 1024 ? rows : 65535LL * 1024);
-  (void)multiprocessors;
   const bool vec = lines_aligned16(in) && lines_aligned16(out.data);
   constexpr int U = unit_elems<In>;
   const std::int64_t per_thread = (in.cols / (vec ? U : 1) + R.threads - 1) / R.threads;
@@ -155,8 +154,8 @@ status launch_row_fused(const matrix_view<const In>& in, const quantized<S>& out
 inline constexpr int flat_items = 8;
 
 // One block per chunk (the chunk loop only runs past 2^31 - 1 chunks): measured on an H200
-// (2026-11-29), a plain 2:1 read/write stream reached 0.919 of copy this way against 0.909 with
-// a grid of 8 blocks per multiprocessor walking the chunks.
+// (2026-11-29, 512 threads), a plain 2:1 read/write stream reached 0.963 of copy this way
+// against 0.949 with a grid of 8 blocks per multiprocessor walking the chunks.
 inline unsigned flat_grid(std::int64_t count, std::int64_t per_block) {
   const std::int64_t chunks = (count + per_block - 1) / per_block;
   return static_cast<unsigned>(chunks < 1 ? 1 : (chunks < 0x7fffffffLL ? chunks : 0x7fffffffLL));
@@ -165,8 +164,7 @@ inline unsigned flat_grid(std::int64_t count, std::int64_t per_block) {
 template <spec S, tuning R, class In, bool Record, int K = flat_items>
 status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out,
                         const std::uint32_t* amax_bits, const float* given_scale,
-                        std::uint32_t* record_bits, std::uint64_t seed, int multiprocessors,
-                        gpu_stream stream) {
+                        std::uint32_t* record_bits, std::uint64_t seed, gpu_stream stream) {
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   const std::int64_t count = in.rows * in.cols;
@@ -193,7 +191,7 @@ status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out
 
 template <spec S, tuning R, class In>
 status launch_flat_amax(const matrix_view<const In>& in, std::uint32_t* amax_bits,
-                        int multiprocessors, gpu_stream stream) {
+                        gpu_stream stream) {
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   const std::int64_t count = in.rows * in.cols;
@@ -222,7 +220,7 @@ constexpr tuning with_tile(tuning t, int rows, int cols) {
 template <spec S, tuning RT, class In>
 status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>& out,
                             std::uint32_t* amax_bits, std::size_t amax_bytes, std::uint64_t seed,
-                            int multiprocessors, int wave, gpu_stream stream, bool* launched) {
+                            int wave, gpu_stream stream, bool* launched) {
   *launched = false;
   // the cast's byte tile in static shared memory (either output order)
   constexpr tuning R = fit_tile(RT, [](const tuning& u) {
@@ -237,7 +235,6 @@ status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>&
     return status::success;
   // pass 1: bands of wave * U columns by blocks of two loop trips of rows (many short blocks:
   // a grid of ~8 long blocks per multiprocessor left a 1.6-wave tail, H200 ncu, 2026-11-29)
-  (void)multiprocessors;
   const std::int64_t band = static_cast<std::int64_t>(wave) * U;
   const std::int64_t gx = (in.cols + band - 1) / band;
   const std::int64_t rows_per_block = 2LL * (R.threads / wave) * K;
@@ -344,8 +341,8 @@ status launch_rowwise(const matrix_view<const In>& in, const quantized<S>& out, 
     else go(std::integral_constant<int, 24>{});
     return backend::last_launch_status();
   }
-  if (units > 8LL * R128.threads) return launch_row_fused<S, R256>(in, out, seed, multiprocessors, stream);
-  return launch_row_fused<S, R128>(in, out, seed, multiprocessors, stream);
+  if (units > 8LL * R128.threads) return launch_row_fused<S, R256>(in, out, seed, stream);
+  return launch_row_fused<S, R128>(in, out, seed, stream);
 }
 
 }  // namespace detail::gpu
@@ -395,9 +392,9 @@ template <spec S, tuning T = tuning{}, class In>
   if constexpr (S.granularity == granularity::tensor) {
     if (detail::gpu::dense(in) && detail::gpu::dense(out.data) && in.order == out.data.order) {
       st = backend::memset_async(amax, 0, need, stream);
-      if (st == status::success) st = detail::gpu::launch_flat_amax<S, R>(in, amax, sms, stream);
+      if (st == status::success) st = detail::gpu::launch_flat_amax<S, R>(in, amax, stream);
       if (st == status::success)
-        st = detail::gpu::launch_flat_cast<S, R, In, false>(in, out, amax, nullptr, nullptr, args.seed, sms, stream);
+        st = detail::gpu::launch_flat_cast<S, R, In, false>(in, out, amax, nullptr, nullptr, args.seed, stream);
       return st;
     }
     return detail::gpu::launch_tiled<S, R, In, group_axis::tensor>(in, out, amax, need, args.seed, sms, stream);
@@ -418,7 +415,7 @@ template <spec S, tuning T = tuning{}, class In>
     // 124.1 us, 128 x 64 130.7 us, 64 x 64 150.3 us, 32 x 128 152.2 us (two later benchmark
     // runs put 128 x 128 within 3% of 256 x 64, either way).
     constexpr tuning RS = T.tile_rows == 0 && T.tile_cols == 0 ? detail::gpu::with_tile(R, 256, 64) : R;
-    st = detail::gpu::launch_col_streaming<S, RS>(in, out, amax, need, args.seed, sms, traits.wave_size, stream, &launched);
+    st = detail::gpu::launch_col_streaming<S, RS>(in, out, amax, need, args.seed, traits.wave_size, stream, &launched);
     if (st != status::success || launched) return st;
     return detail::gpu::launch_tiled<S, R, In, group_axis::col>(in, out, amax, need, args.seed, sms, stream);
   }
@@ -451,7 +448,7 @@ template <spec S, tuning T = tuning{}, class In>
   st = backend::memset_async(record, 0, static_cast<std::size_t>(in.batch) * 4, stream);
   if (st != status::success) return st;
   return detail::gpu::launch_flat_cast<S, R, In, true>(in, out, nullptr, given_scale, record,
-                                                       args.seed, sms, stream);
+                                                       args.seed, stream);
 }
 
 /// quantize_with_scale with default arguments (seed 0 for stochastic rounding).
