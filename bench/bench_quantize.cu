@@ -6,6 +6,9 @@
 //   sw / hw                    convert_path::software / hardware
 //   direct / staged            store_path
 //   relaxed / acq_rel / seq_cst  memory order of the amax atomics
+//   threads128 / threads512    threads per block
+//   tile<R>x<C>                tile_rows x tile_cols
+//   relay / two_launch / one_pass  col_path (colwise: one launch, two streaming passes, clusters)
 // Google Benchmark appends "/manual_time" to every name (and _mean/_median/... to aggregates);
 // report.py strips that. Filter with a regex as usual: --benchmark_filter='^rowwise/'.
 //
@@ -508,6 +511,8 @@ constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
 constexpr fq::tuning t_tile128x128{.tile_rows = 128, .tile_cols = 128};
 constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
 constexpr fq::tuning t_one_pass{.col = fq::col_path::one_pass};
+constexpr fq::tuning t_relay{.col = fq::col_path::relay};
+constexpr fq::tuning t_two_launch{.col = fq::col_path::two_launch};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -535,10 +540,14 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<colwise_fn, t_tile128x64, col_out>("colwise_colmajor", "tile128x64", M, N));
   v.push_back(quantize_case<colwise_fn, t_tile128x128, col_out>("colwise_colmajor", "tile128x128", M, N));
   v.push_back(quantize_case<colwise_fn, t_tile32x128, col_out>("colwise_colmajor", "tile32x128", M, N));
+  v.push_back(quantize_case<colwise_fn, t_relay, col_out>("colwise_colmajor", "relay", M, N));
+  v.push_back(quantize_case<colwise_fn, t_two_launch, col_out>("colwise_colmajor", "two_launch", M, N));
   v.push_back(quantize_case<colwise_fn, t_one_pass, col_out>("colwise_colmajor", "one_pass", M, N));
   v.push_back(quantize_case<colwise_fn, t_default, row_out>("colwise_rowmajor", "", M, N));
   v.push_back(quantize_case<colwise_fn, t_direct, row_out>("colwise_rowmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, row_out>("colwise_rowmajor", "staged", M, N));
+  v.push_back(quantize_case<colwise_fn, t_relay, row_out>("colwise_rowmajor", "relay", M, N));
+  v.push_back(quantize_case<colwise_fn, t_two_launch, row_out>("colwise_rowmajor", "two_launch", M, N));
   v.push_back(quantize_case<colwise_fn, t_one_pass, row_out>("colwise_rowmajor", "one_pass", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_default, row_out>("tensorwise", "", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_relaxed, row_out>("tensorwise", "relaxed", M, N));

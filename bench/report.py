@@ -47,7 +47,8 @@ TARGETS = {
 COMPARISONS = [
     ("Amax atomics: memory order", ["relaxed", "acq_rel", "seq_cst"]),
     ("Store path", ["direct", "staged"]),
-    ("Colwise: two streaming passes vs one pass on clusters", ["staged", "one_pass"]),
+    ("Colwise: one-launch relay vs two streaming passes vs one pass on clusters",
+     ["relay", "two_launch", "one_pass"]),
     ("Colwise cast tile", ["tile32x128", "tile128x64", "tile128x128"]),
     ("FP8 conversion", ["sw", "hw"]),
 ]

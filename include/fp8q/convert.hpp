@@ -237,4 +237,38 @@ FP8Q_HD constexpr bool is_nan(fp8<F> v) {
   return f != f;
 }
 
+/// The smallest magnitude (low 7 bits) of a NaN code of format F; 0x80 when no code with the
+/// sign bit clear is NaN (the fnuz formats, whose one NaN is 0x80).
+template <format F>
+FP8Q_HD constexpr std::uint32_t first_nan_code() {
+  for (std::uint32_t c = 0; c < 0x80; ++c) {
+    if (is_nan(fp8<F>{static_cast<std::uint8_t>(c)})) return c;
+  }
+  return 0x80;
+}
+
+/// True when every magnitude from first_nan_code<F>() up to 0x7F is a NaN code in both signs
+/// (e4m3fn: 0x7F; e5m2: 0x7D-0x7F): the precondition of nan_byte_mask.
+template <format F>
+FP8Q_HD constexpr bool nans_on_top() {
+  const std::uint32_t first = first_nan_code<F>();
+  bool all = first < 0x80;
+  for (std::uint32_t c = first; c < 0x80; ++c) {
+    all = all && is_nan(fp8<F>{static_cast<std::uint8_t>(c)}) && is_nan(fp8<F>{static_cast<std::uint8_t>(c | 0x80)});
+  }
+  return all;
+}
+
+/// 0xFF in every byte of `word` (four codes of F) that is a NaN code, 0x00 in the others: one
+/// add and one mask for four bytes, no carry leaving a byte. For formats whose NaNs are the top
+/// magnitudes (nans_on_top<F>()); the GPU kernels use it to give a saturating hardware
+/// converter's NaN outputs the canonical NaN byte.
+template <format F>
+FP8Q_HD constexpr std::uint32_t nan_byte_mask(std::uint32_t word) {
+  static_assert(nans_on_top<F>(), "fp8q: nan_byte_mask needs NaN codes above every number");
+  constexpr std::uint32_t ones = 0x01010101u;
+  const std::uint32_t top = ((word & 0x7f7f7f7fu) + (0x80u - first_nan_code<F>()) * ones) & 0x80808080u;
+  return (top >> 7) * 0xffu;
+}
+
 }  // namespace fp8q

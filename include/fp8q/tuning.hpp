@@ -36,7 +36,11 @@ enum class tensor_path : std::uint8_t {
 
 /// How colwise finds each column's amax before casting.
 enum class col_path : std::uint8_t {
-  automatic,   ///< one_pass where the device and views allow it, two_launch elsewhere
+  automatic,   ///< relay where the views allow it (measured fastest, docs/design.md)
+  relay,       ///< one launch that reads the input from device memory once: tiles walk column
+               ///< strips in order; each block takes the amax of one tile, then casts a tile
+               ///< whose strip is complete, re-reading it from L2 (row-major 16-byte aligned
+               ///< input; elsewhere the two launches or the tiled kernels run)
   one_pass,    ///< thread-block cluster holding whole column strips on chip (NVIDIA sm_90+,
                ///< row-major 16-byte aligned input); falls back to two_launch where it cannot run
   two_launch,  ///< amax launch, then a cast launch that re-reads the input (every toolchain)
@@ -78,8 +82,9 @@ struct arch_traits {
 ///     0.931 of copy against 0.913 with 512 threads); rowwise takes 128 per block when left
 ///     automatic (16384 x 5120: 0.915, 256: 0.899, 512: 0.769); one-pass colwise 512. A
 ///     multiple of 64, so also 4 CDNA waves.
-///   tile 64 x 64 for the tiled kernels (any layout); the streaming colwise cast takes 256 x 64
-///     when the tile is left automatic (123.6 us against 130.7 us for 128 x 64 at 16384 x 5120).
+///   tile 64 x 64 for the tiled kernels (any layout); the colwise relay and the streaming
+///     colwise cast take 256 x 64 when the tile is left automatic (relay 102.6 us against
+///     105.2 us for 128 x 128 at 16384 x 5120; gpu/quantize.hpp has the rest).
 constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
   (void)s;
   if (t.threads == 0) t.threads = 256;

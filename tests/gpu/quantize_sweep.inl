@@ -14,11 +14,14 @@ constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both
 
 // Three tunings that differ in everything a tuning can change; bytes must not. The default
 // resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware;
-// colwise takes the streaming passes (default: staged, t_small: direct stores) or, with t_wide,
-// the one-pass cluster kernel where the device has clusters.
+// colwise on row-major aligned input takes the one-launch relay (default), the two streaming
+// passes with direct stores (t_small) or the one-pass cluster kernel where the device has
+// clusters (t_wide; two passes elsewhere). relay_paths() in test_quantize_gpu.cu covers the
+// relay's other tunings.
 constexpr tuning t_default{};
 constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
-                         .amax_order = memory_order::acq_rel, .convert = convert_path::software};
+                         .amax_order = memory_order::acq_rel, .col = col_path::two_launch,
+                         .convert = convert_path::software};
 constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
                         .amax_order = memory_order::seq_cst, .col = col_path::one_pass,
                         .convert = convert_path::hardware};

@@ -1,6 +1,6 @@
 // GPU quantize (tensorwise, rowwise, colwise) against the host reference, byte for byte: every
 // data format x input type x granularity x three tunings x adversarial shapes and layouts,
-// plus spec variants, graph capture and replay (proof of no host synchronization), delayed
+// plus the colwise relay's other tunings, spec variants, graph capture and replay (proof of no host synchronization), delayed
 // scaling, and errors returned before any launch.
 //   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each)
 //   test_quantize_gpu --quick    small shapes, default tuning (for compute-sanitizer)
@@ -48,6 +48,47 @@ int variants(cudaStream_t s) {
     }
   }
   std::printf("spec variants: %d failing cases\n", p);
+  return p;
+}
+
+// The one-launch colwise relay (col_relay_kernel) under the tunings the sweep does not give it:
+// direct stores, software conversion, acq_rel / seq_cst amax atomics, small and wide tiles,
+// 1024 threads; tiles of one unit, of one row, partial strips and chunks, batches.
+int relay_paths(cudaStream_t s) {
+  constexpr spec e4{.out = format::e4m3fn, .granularity = granularity::col, .store = stored_scale::both};
+  constexpr spec e5{.out = format::e5m2, .granularity = granularity::col, .store = stored_scale::both};
+  constexpr spec fnuz{.out = format::e4m3fnuz, .granularity = granularity::col, .store = stored_scale::multiplier};
+  constexpr tuning direct{.store = store_path::direct, .col = col_path::relay};
+  constexpr tuning direct_sw{.store = store_path::direct, .amax_order = memory_order::acq_rel, .col = col_path::relay,
+                             .convert = convert_path::software};
+  constexpr tuning small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .col = col_path::relay,
+                         .convert = convert_path::software};
+  constexpr tuning wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .amax_order = memory_order::seq_cst,
+                        .col = col_path::relay};
+  constexpr tuning big{.threads = 1024, .tile_rows = 128, .tile_cols = 128, .col = col_path::relay};
+  const shape col_out[] = {{1, 1, 8, layout::row_major, 0, layout::col_major, 0},
+                           {1, 257, 8, layout::row_major, 0, layout::col_major, 0},
+                           {3, 63, 72, layout::row_major, 0, layout::col_major, 0},
+                           {1, 700, 264, layout::row_major, 8, layout::col_major, 16},
+                           {1, 1000, 1000, layout::row_major, 0, layout::col_major, 0}};
+  const shape row_out[] = {{5, 300, 136}, {2, 1000, 1000, layout::row_major, 0, layout::row_major, 16}};
+  int p = 0;
+  std::uint64_t seed = 700;
+  for (data_kind k : {data_kind::random, data_kind::adversarial}) {
+    for (const shape& sh : col_out) {
+      p += run_case<e4, direct, bf16>("relay/direct", sh, k, ++seed, 1, s);
+      p += run_case<e5, direct_sw, f16>("relay/direct_sw", sh, k, ++seed, 1, s);
+      p += run_case<fnuz, small, bf16>("relay/small", sh, k, ++seed, 1, s);
+      p += run_case<e5, wide, bf16>("relay/wide", sh, k, ++seed, 1, s);
+      p += run_case<e4, big, float>("relay/1024_f32", sh, k, ++seed, 1, s);
+    }
+    for (const shape& sh : row_out) {
+      p += run_case<e4, direct, f16>("relay/direct/row_out", sh, k, ++seed, 1, s);
+      p += run_case<e5, wide, float>("relay/wide/row_out", sh, k, ++seed, 1, s);
+      p += run_case<fnuz, small, bf16>("relay/small/row_out", sh, k, ++seed, 1, s);
+    }
+  }
+  std::printf("colwise relay tunings: %d failing cases\n", p);
   return p;
 }
 
@@ -158,6 +199,7 @@ int main(int argc, char** argv) {
   FP8Q_TEST_CHECK(check, sweep_e5m2(s, quick, big) == 0);
   FP8Q_TEST_CHECK(check, sweep_e5m2fnuz(s, quick, big) == 0);
   FP8Q_TEST_CHECK(check, variants(s) == 0);
+  if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
   FP8Q_TEST_CHECK(check, graphs(s) == 0);
   delayed(s, check);
   errors(s, check);

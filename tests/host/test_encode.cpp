@@ -343,3 +343,42 @@ TEST_CASE("bf16 and f16 overloads agree with the f32 overload on the same value"
     }
   });
 }
+
+// The GPU kernels' four-bytes-at-a-time NaN test (nan_byte_mask) against is_nan on one byte:
+// every pair of neighbouring bytes in every position, with NaN and non-NaN bytes around them,
+// so a carry leaking from one byte into the next would show.
+template <format F>
+std::int64_t nan_mask_mismatches() {
+  std::int64_t bad = 0;
+  const std::uint32_t fillers[] = {0x00u, 0x7Fu, 0xFFu, 0x7Eu, 0xFEu, 0x7Cu, 0x80u};
+  for (std::uint32_t a = 0; a < 256; ++a) {
+    for (std::uint32_t b = 0; b < 256; ++b) {
+      for (std::uint32_t fill : fillers) {
+        for (int pos = 0; pos < 3; ++pos) {
+          std::uint32_t bytes[4] = {fill, fill ^ 0x80u, fill, fill ^ 0x80u};
+          bytes[pos] = a;
+          bytes[pos + 1] = b;
+          const std::uint32_t word = bytes[0] | bytes[1] << 8 | bytes[2] << 16 | bytes[3] << 24;
+          const std::uint32_t mask = fp8q::nan_byte_mask<F>(word);
+          for (int k = 0; k < 4; ++k) {
+            const bool nan = fp8q::is_nan(fp8q::fp8<F>{static_cast<std::uint8_t>(bytes[k])});
+            if (((mask >> (8 * k)) & 0xFFu) != (nan ? 0xFFu : 0x00u)) ++bad;
+          }
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+TEST_CASE("nan_byte_mask marks exactly the NaN codes of four bytes at once", "[host]") {
+  static_assert(fp8q::first_nan_code<format::e4m3fn>() == 0x7F);
+  static_assert(fp8q::first_nan_code<format::e5m2>() == 0x7D);
+  static_assert(fp8q::first_nan_code<format::e4m3fnuz>() == 0x80);
+  static_assert(fp8q::nans_on_top<format::e4m3fn>() && fp8q::nans_on_top<format::e5m2>());
+  static_assert(!fp8q::nans_on_top<format::e4m3fnuz>() && !fp8q::nans_on_top<format::e5m2fnuz>());
+  CHECK(nan_mask_mismatches<format::e4m3fn>() == 0);
+  CHECK(nan_mask_mismatches<format::e5m2>() == 0);
+  CHECK(fp8q::nan_byte_mask<format::e4m3fn>(0xFF7F7E00u) == 0xFFFF0000u);
+  CHECK(fp8q::nan_byte_mask<format::e5m2>(0x7C7DFEFFu) == 0x00FFFFFFu);  // Inf, NaN, -NaN, -NaN
+}

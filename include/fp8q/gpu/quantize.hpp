@@ -256,6 +256,53 @@ status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>&
   return backend::last_launch_status();
 }
 
+// Colwise in one launch (col_relay_kernel) where the input is row-major with 16-byte aligned
+// lines of whole units and the output lines are 16-byte aligned; *launched false means nothing
+// was enqueued and the caller takes another path. workspace: the column amax ([batch, cols]
+// words), then one counter per strip and the ticket counter (workspace_size<S> covers both).
+// group / lag of 0 take the defaults (measured: gpu/quantize.hpp's colwise dispatch).
+template <spec S, tuning RT, class In>
+status launch_col_relay(const matrix_view<const In>& in, const quantized<S>& out, void* workspace,
+                        std::size_t workspace_bytes, std::uint64_t seed, gpu_stream stream,
+                        bool* launched, int group = 0, std::int64_t lag = 0) {
+  *launched = false;
+  constexpr tuning R = fit_tile(RT, [](const tuning& u) {
+    const int col = u.tile_cols * (u.tile_rows + 4);
+    const int row = u.tile_rows * (u.tile_cols + 4);
+    return (col > row ? col : row) + u.tile_cols * 4 + (u.threads / 32) * u.tile_cols * 4;
+  });
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = R.tile_cols / U;
+  if constexpr (R.tile_cols % U != 0 || (upr & (upr - 1)) != 0 || upr > 32 || R.threads % upr != 0) {
+    return status::success;  // a tile row is not a power-of-two number of units within a wave
+  } else {
+    if (in.order != layout::row_major || !lines_aligned16(in) || !lines_aligned16(out.data) ||
+        in.cols % U != 0)
+      return status::success;
+    const std::size_t amax_bytes = round_up_256(static_cast<std::size_t>(in.batch * in.cols) * 4);
+    relay_plan plan{};
+    plan.chunks = (in.rows + R.tile_rows - 1) / R.tile_rows;
+    plan.strips = (in.cols + R.tile_cols - 1) / R.tile_cols;
+    plan.group = group > 0 ? group : 1;
+    plan.items = in.batch * plan.strips * plan.chunks;
+    const std::int64_t min_lag = (plan.chunks - 1) * plan.group + 1;
+    plan.lag = lag > min_lag ? lag : min_lag;
+    const std::size_t counters = static_cast<std::size_t>(in.batch * plan.strips + 1) * 4;
+    if (plan.items + plan.lag > 0x7fffffffLL || amax_bytes + counters > workspace_bytes)
+      return status::success;
+    auto* amax_bits = static_cast<std::uint32_t*>(workspace);
+    auto* done = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + amax_bytes);
+    std::uint32_t* tickets = done + in.batch * plan.strips;
+    status st = backend::memset_async(workspace, 0, amax_bytes + counters, stream);
+    if (st != status::success) return st;
+    *launched = true;
+    constexpr bool staged = R.store != store_path::direct;
+    col_relay_kernel<spec_c<S>, tuning_c<R>, In, staged>
+        <<<static_cast<unsigned>(plan.items + plan.lag), R.threads, 0, stream>>>(in, out, amax_bits, done, tickets, plan, seed);
+    return backend::last_launch_status();
+  }
+}
+
 // Columns per strip of the one-pass colwise kernel: one 128-byte line of bf16 per row.
 inline constexpr int cluster_strip_cols = 64;
 // One-pass colwise on a thread-block cluster where the toolchain, device and views allow it;
@@ -355,7 +402,12 @@ std::size_t workspace_size(const matrix_view<const In>& in) {
   if constexpr (S.granularity == granularity::tensor) groups = in.batch;
   else if constexpr (S.granularity == granularity::row) groups = in.batch * in.rows;
   else if constexpr (S.granularity == granularity::col) groups = in.batch * in.cols;
-  return groups <= 0 ? 0 : detail::gpu::round_up_256(static_cast<std::size_t>(groups) * 4);
+  if (groups <= 0) return 0;
+  const std::size_t amax = detail::gpu::round_up_256(static_cast<std::size_t>(groups) * 4);
+  // colwise in one launch also counts finished tiles per column strip (at most one strip per
+  // column) and hands out tickets
+  if constexpr (S.granularity == granularity::col) return 2 * amax + 256;
+  return amax;
 }
 
 /// Quantize on the GPU. Same bytes as fp8q::host::quantize<S> for every input, layout and
@@ -410,11 +462,19 @@ template <spec S, tuning T = tuning{}, class In>
       st = detail::gpu::launch_col_cluster<S, RC, In, backend::cluster_api>(in, out, args.seed, sms, stream, &launched);
       if (st != status::success || launched) return st;
     }
-    // Two streaming passes, 256 x 64 cast tiles unless the tuning says otherwise. Measured on an
-    // H200 (bf16 16384 x 5120, column-major output, 2026-11-29): 256 x 64 123.6 us, 128 x 128
-    // 124.1 us, 128 x 64 130.7 us, 64 x 64 150.3 us, 32 x 128 152.2 us (two later benchmark
-    // runs put 128 x 128 within 3% of 256 x 64, either way).
+    // The relay (one launch) by default, else two streaming passes; 256 x 64 tiles and 256
+    // threads unless the tuning says otherwise. Measured on an H200 (bf16 16384 x 5120,
+    // column-major output, 2026-11-29, .exp harness at 15:11 UTC): relay 102.6 us against 108.4
+    // us for the two passes; relay tiles 128 x 128 105.2 us, 256 x 64 with 128 threads 110.9 us,
+    // 512 x 64 with 512 threads 115.2 us; strips walked one at a time (group 1) with the
+    // smallest safe lag: groups of 2 / 4 strips 103.6 / 103.8 us, a lag twice as long 103.8 us.
+    // The two passes' tiles, before this change: 256 x 64 123.6 us, 128 x 128 124.1 us,
+    // 128 x 64 130.7 us, 64 x 64 150.3 us.
     constexpr tuning RS = T.tile_rows == 0 && T.tile_cols == 0 ? detail::gpu::with_tile(R, 256, 64) : R;
+    if constexpr (T.col == col_path::automatic || T.col == col_path::relay) {
+      st = detail::gpu::launch_col_relay<S, RS>(in, out, workspace, workspace_bytes, args.seed, stream, &launched);
+      if (st != status::success || launched) return st;
+    }
     st = detail::gpu::launch_col_streaming<S, RS>(in, out, amax, need, args.seed, traits.wave_size, stream, &launched);
     if (st != status::success || launched) return st;
     return detail::gpu::launch_tiled<S, R, In, group_axis::col>(in, out, amax, need, args.seed, sms, stream);

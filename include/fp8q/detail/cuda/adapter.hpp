@@ -75,6 +75,39 @@ __device__ inline void atomic_max_bits(unsigned* p, unsigned v) {
   }
 }
 
+/// The next ticket of a device-wide counter (relaxed: only the tickets' order matters).
+__device__ inline unsigned take_ticket(unsigned* counter) { return atomicAdd(counter, 1u); }
+
+/// Count one finished piece of work, with release at device scope: the calling block's writes
+/// before its last block_sync() are visible to whoever acquires a count that includes this one.
+__device__ inline void count_release(unsigned* counter) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*counter);
+  ref.fetch_add(1u, cuda::std::memory_order_release);
+}
+
+/// Read a counter with acquire at device scope (pairs with count_release).
+__device__ inline unsigned count_acquire(unsigned* counter) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*counter);
+  return ref.load(cuda::std::memory_order_acquire);
+}
+
+/// Relaxed device-scope load: never served from a stale L1 line.
+__device__ inline unsigned load_relaxed(unsigned* p) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*p);
+  return ref.load(cuda::std::memory_order_relaxed);
+}
+
+/// Back off between polls of a counter.
+__device__ inline void spin_pause() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  __nanosleep(64);
+#endif
+}
+
+/// Bytes of (y:x) picked by the four selector nibbles of s (byte i of the result is byte
+/// s >> 4 i & 7 of the 8-byte value y:x).
+__device__ inline unsigned byte_perm(unsigned x, unsigned y, unsigned s) { return __byte_perm(x, y, s); }
+
 /// Block-wide max of unsigned values (f32 bit patterns); valid in thread 0.
 template <int Threads>
 struct block_max {

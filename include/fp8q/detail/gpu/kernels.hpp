@@ -544,12 +544,14 @@ struct byte_tile {
   bool row_major;       // the output's order
 };
 
-// Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to q[row][col].
+// Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to
+// q[row][word]: each row's U bytes as U / 4 little-endian words.
 // first_index: the logical index of the quad's first element; N: the matrix width.
 template <spec S, tuning T, class In, int U>
 __device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
                                    std::uint64_t seed, std::uint64_t first_index, std::int64_t N,
-                                   std::uint8_t (&q)[4][U]) {
+                                   std::uint32_t (&q)[4][U / 4]) {
+  static_assert(U % 4 == 0, "whole words per row");
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     float y[U];
@@ -557,31 +559,43 @@ __device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&
 #pragma unroll
     for (int k = 0; k < U; ++k) y[k] *= sc[k];
     const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
-    encode_n<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
+    encode_words<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
   }
+}
+
+// Word c of the column-major view of a quad: byte r of column 4 w + c for rows r = 0..3, from
+// the quad's row words (a 4 x 4 byte transpose, 8 byte permutes for 4 words).
+__device__ inline void transpose_quad(std::uint32_t r0, std::uint32_t r1, std::uint32_t r2,
+                                      std::uint32_t r3, std::uint32_t (&c)[4]) {
+  const std::uint32_t t0 = backend::byte_perm(r0, r1, 0x5140);  // r0.b0 r1.b0 r0.b1 r1.b1
+  const std::uint32_t t1 = backend::byte_perm(r0, r1, 0x7362);  // r0.b2 r1.b2 r0.b3 r1.b3
+  const std::uint32_t t2 = backend::byte_perm(r2, r3, 0x5140);
+  const std::uint32_t t3 = backend::byte_perm(r2, r3, 0x7362);
+  c[0] = backend::byte_perm(t0, t2, 0x5410);
+  c[1] = backend::byte_perm(t0, t2, 0x7632);
+  c[2] = backend::byte_perm(t1, t3, 0x5410);
+  c[3] = backend::byte_perm(t1, t3, 0x7632);
 }
 
 // Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
 // 4 bytes of each of U column lines, or U bytes of each of 4 row lines, as 32-bit words.
 template <int U>
-__device__ inline void put_quad(const byte_tile& t, int rq, int uc, const std::uint8_t (&q)[4][U]) {
-  auto word = [](std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
-    return a | (b << 8) | (c << 16) | (static_cast<std::uint32_t>(d) << 24);
-  };
+__device__ inline void put_quad(const byte_tile& t, int rq, int uc, const std::uint32_t (&q)[4][U / 4]) {
   if (t.row_major) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
-      for (int w = 0; w < U / 4; ++w) {
-        *reinterpret_cast<std::uint32_t*>(t.bytes + (rq * 4 + j) * t.row_pitch + uc * U + 4 * w) =
-            word(q[j][4 * w], q[j][4 * w + 1], q[j][4 * w + 2], q[j][4 * w + 3]);
-      }
+      for (int w = 0; w < U / 4; ++w)
+        *reinterpret_cast<std::uint32_t*>(t.bytes + (rq * 4 + j) * t.row_pitch + uc * U + 4 * w) = q[j][w];
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < U; ++k) {
-      *reinterpret_cast<std::uint32_t*>(t.bytes + (uc * U + k) * t.col_pitch + rq * 4) =
-          word(q[0][k], q[1][k], q[2][k], q[3][k]);
+    for (int w = 0; w < U / 4; ++w) {
+      std::uint32_t c[4];
+      transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], c);
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        *reinterpret_cast<std::uint32_t*>(t.bytes + (uc * U + 4 * w + k) * t.col_pitch + rq * 4) = c[k];
     }
   }
 }
@@ -592,7 +606,9 @@ template <spec S>
 __device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& out, std::int64_t b,
                                        std::int64_t r0, std::int64_t c0, int rows_here,
                                        int cols_here, int tid, int threads) {
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  // [lines][ld] FP8: the tile's first byte; lines are output rows (row-major) or columns
+  std::uint8_t* base = reinterpret_cast<std::uint8_t*>(out.data.data) + out.data.offset(b, r0, c0);
+  const std::int64_t ld = out.data.ld;
   const int lines = t.row_major ? rows_here : cols_here;
   const int line_len = t.row_major ? cols_here : rows_here;
   const int pitch = t.row_major ? t.row_pitch : t.col_pitch;
@@ -600,7 +616,7 @@ __device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& o
   for (int i = tid; i < lines * per_line; i += threads) {
     const int line = i / per_line;
     const int f = (i % per_line) * 16;
-    std::uint8_t* dst = out_bytes + out.data.offset(b, r0 + (t.row_major ? line : f), c0 + (t.row_major ? f : line));
+    std::uint8_t* dst = base + line * ld + f;
     const std::uint8_t* src = t.bytes + line * pitch + f;
     if (f + 16 <= line_len) {
       const auto* w = reinterpret_cast<const std::uint32_t*>(src);
@@ -638,21 +654,17 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t r_end = r_begin + rows_per_block < in.rows ? r_begin + rows_per_block : in.rows;
   const bool col_ok = c < in.cols;
   std::uint32_t cmax[U] = {};
+  const In* col = in.data + in.offset(b, 0, col_ok ? c : 0);  // [rows, ld] In: this lane's unit column
   for (std::int64_t r0 = r_begin + w; r0 < r_end; r0 += static_cast<std::int64_t>(waves) * K) {
     u32x4 v[K];
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const std::int64_t r = r0 + static_cast<std::int64_t>(j) * waves;
       v[j] = u32x4{0, 0, 0, 0};
-      if (col_ok && r < r_end) v[j] = load_unit<In, U>(in.data + in.offset(b, r, c));
+      if (col_ok && r < r_end) v[j] = load_unit<In, U>(col + r * in.ld);
     }
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      float x[U];
-      widen_unit<In, U>(v[j], x);
-#pragma unroll
-      for (int k = 0; k < U; ++k) cmax[k] = cmax[k] > abs_bits(x[k]) ? cmax[k] : abs_bits(x[k]);
-    }
+    for (int j = 0; j < K; ++j) max_unit<In, U>(v[j], cmax);
   }
 #pragma unroll
   for (int k = 0; k < U; ++k) partial[w * wave * U + lane * U + k] = cmax[k];
@@ -666,30 +678,115 @@ __global__ void __launch_bounds__(TC::value.threads)
   }
 }
 
-// Pass 2: cast a tile of tile_rows x tile_cols with the columns' scales. Each thread loads one
-// unit column of 4 consecutive rows (all loads in flight), so it holds 4 bytes of U column
-// lines (column-major output) or U bytes of 4 row lines (row-major output). Staged: those go
-// to a byte tile in the output's order, then whole 16-byte pieces of output lines to device
-// memory; direct: each thread stores them itself (4-byte or U-byte stores). Tiles run in
-// reverse order: pass 1 ended on the last rows, which are what L2 still holds.
+// Cast the tile of rows_here x cols_here at (b, r0, c0) of a row-major input (T.tile_rows x
+// T.tile_cols at most) with its column scales (scales: [T.tile_cols] f32 in shared memory, written
+// and synchronized by the caller) and store it. Each thread loads one unit column of 4
+// consecutive rows (all loads in flight), so it holds 4 bytes of U column lines (column-major
+// output) or U bytes of 4 row lines (row-major output). Staged: those go to `tile`, a byte tile
+// in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
+// each thread stores them itself (4-byte or U-byte stores).
+template <spec S, tuning T, class In, bool Staged>
+__device__ inline void cast_col_tile(const matrix_view<const In>& in, const quantized<S>& out,
+                                     const byte_tile& tile, const float* scales, std::int64_t b,
+                                     std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
+                                     std::uint64_t seed) {
+  constexpr int threads = T.threads;
+  constexpr int TR = T.tile_rows;
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = T.tile_cols / U;  // units per tile row
+  static_assert(T.tile_cols % U == 0 && TR % 4 == 0, "whole units, whole row quads");
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const int tid = static_cast<int>(threadIdx.x);
+  const In* src = in.data + in.offset(b, r0, c0);  // [rows_here, ld] In: the tile's first element
+  const std::int64_t ld = in.ld;
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  constexpr int items = (TR / 4) * upr;
+  for (int i = tid; i < items; i += threads) {
+    const int uc = i % upr;
+    const int rq = i / upr;
+    const bool col_ok = uc * U < cols_here;
+    const In* p = src + (rq * 4) * ld + uc * U;
+    unit_raw<In, U> v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v[j] = unit_raw<In, U>{};
+      if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(p + j * ld);
+    }
+    float sc[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
+    std::uint32_t q[4][U / 4];
+    const std::int64_t c = c0 + uc * U;
+    encode_quad<S, T, In, U>(v, sc, seed, static_cast<std::uint64_t>((b * M + r0 + rq * 4) * N + c), N, q);
+    if constexpr (Staged) {
+      put_quad<U>(tile, rq, uc, q);
+    } else {
+      if (!col_ok) continue;
+      if (tile.row_major) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (rq * 4 + j >= rows_here) continue;
+          auto* dst = out_bytes + out.data.offset(b, r0 + rq * 4 + j, c);
+          if constexpr (U == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(q[j][0], q[j][1]);
+          else *reinterpret_cast<std::uint32_t*>(dst) = q[j][0];
+        }
+      } else if (rq * 4 + 4 <= rows_here) {
+#pragma unroll
+        for (int w = 0; w < U / 4; ++w) {
+          std::uint32_t cw[4];
+          transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], cw);
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            *reinterpret_cast<std::uint32_t*>(out_bytes + out.data.offset(b, r0 + rq * 4, c + 4 * w + k)) = cw[k];
+        }
+      } else {
+        for (int j = 0; j < 4 && rq * 4 + j < rows_here; ++j) {
+#pragma unroll
+          for (int k = 0; k < U; ++k)
+            out_bytes[out.data.offset(b, r0 + rq * 4 + j, c + k)] = static_cast<std::uint8_t>(q[j][k / 4] >> (8 * (k % 4)));
+        }
+      }
+    }
+  }
+  if constexpr (Staged) {
+    backend::block_sync();
+    store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
+  }
+}
+
+// Scales of the tile's columns into scales[] (shared memory; the stored scales too where
+// `store`), then a block barrier. amax(i): column c0 + i's amax bits.
+template <spec S, int TCOL, class AmaxFn>
+__device__ inline void tile_column_scales(const quantized<S>& out, float* scales, std::int64_t b,
+                                          std::int64_t c0, int cols_here, bool store, AmaxFn amax) {
+  for (int i = static_cast<int>(threadIdx.x); i < TCOL; i += static_cast<int>(blockDim.x)) {
+    const float sc = i < cols_here ? group_scale<S>(amax(i)) : 0.0f;
+    scales[i] = sc;
+    if (i < cols_here && store) write_scales<S>(out, b, 0, c0 + i, sc);
+  }
+  backend::block_sync();
+}
+
+// Shared memory of cast_col_tile's byte tile for tuning T (either output order; 4 bytes when
+// the stores are direct).
+template <tuning T, bool Staged>
+inline constexpr int col_tile_bytes = !Staged ? 4
+    : (T.tile_cols * (T.tile_rows + 4) > T.tile_rows * (T.tile_cols + 4) ? T.tile_cols * (T.tile_rows + 4)
+                                                                           : T.tile_rows * (T.tile_cols + 4));
+
+// Pass 2: cast a tile of tile_rows x tile_cols with the columns' scales (cast_col_tile). Tiles
+// run in reverse order: pass 1 ended on the last rows, which are what L2 still holds.
 template <class SC, class TC, class In, bool Staged>
 __global__ void __launch_bounds__(TC::value.threads)
     col_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
                     const std::uint32_t* amax_bits, std::uint64_t seed) {
   constexpr spec S = SC::value;
   constexpr tuning T = TC::value;
-  constexpr int threads = T.threads;
   constexpr int TR = T.tile_rows;
   constexpr int TCOL = T.tile_cols;
-  constexpr int U = unit_elems<In>;
-  constexpr int upr = TCOL / U;  // units per tile row
-  static_assert(TCOL % U == 0 && TR % 4 == 0, "whole units, whole row quads");
-  constexpr int col_pitch = TR + 4;    // column-major byte tile: [TCOL][TR + 4]
-  constexpr int row_pitch = TCOL + 4;  // row-major byte tile: [TR][TCOL + 4]
-  constexpr int tile_bytes = !Staged ? 4 : (TCOL * col_pitch > TR * row_pitch ? TCOL * col_pitch : TR * row_pitch);
-  __shared__ std::uint32_t words[tile_bytes / 4];
+  __shared__ std::uint32_t words[col_tile_bytes<T, Staged> / 4];
   __shared__ float scales[TCOL];
-  auto* bytes = reinterpret_cast<std::uint8_t*>(words);
 
   const std::uint64_t blocks = static_cast<std::uint64_t>(gridDim.x) * gridDim.y * gridDim.z;
   const std::uint64_t rev = blocks - 1 -
@@ -703,61 +800,132 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t c0 = bx * TCOL;
   const int rows_here = static_cast<int>(M - r0 < TR ? M - r0 : TR);
   const int cols_here = static_cast<int>(N - c0 < TCOL ? N - c0 : TCOL);
-  const int tid = static_cast<int>(threadIdx.x);
 
-  for (int i = tid; i < TCOL; i += threads) {  // the tile's column scales, once
-    const float sc = i < cols_here ? group_scale<S>(amax_bits[b * N + c0 + i]) : 0.0f;
-    scales[i] = sc;
-    if (i < cols_here && by == 0) write_scales<S>(out, b, 0, c0 + i, sc);
+  tile_column_scales<S, TCOL>(out, scales, b, c0, cols_here, by == 0,
+                              [&](int i) { return amax_bits[b * N + c0 + i]; });
+  const byte_tile tile{reinterpret_cast<std::uint8_t*>(words), TCOL + 4, TR + 4,
+                       out.data.order == layout::row_major};
+  cast_col_tile<S, T, In, Staged>(in, out, tile, scales, b, r0, c0, rows_here, cols_here, seed);
+}
+
+// ------------------------------------------------------------------------------------------
+// Colwise in ONE launch that reads the input from device memory once: the second read of each
+// tile comes from L2 (Infinity Cache on MI300). Row-major input, 16-byte aligned lines of whole
+// units. Work items are tiles of tile_rows x tile_cols; a strip is tile_cols columns over all
+// rows, `chunks` tiles high. Items are numbered so that a group of `group` neighbouring strips is
+// walked top to bottom, one row chunk of every strip of the group after the other (consecutive
+// items read neighbouring pieces of the same rows). Each block takes a ticket k from a counter,
+// so every ticket below k belongs to a block that has already started, and
+//   1. computes the column amax of item k (if k < items): one atomic per column (order and scope
+//      from the tuning), then done[strip] += 1 with release;
+//   2. casts item k - lag (if any) once done[strip] has counted all the strip's chunks (acquire),
+//      with cast_col_tile.
+// With lag >= (chunks - 1) * group + 1, all amax items of a strip hold tickets below every cast of
+// that strip, and a block waits only after publishing its own amax: every wait ends without any
+// assumption about which blocks are resident together. Between its first and second read a tile
+// stays in cache while about lag + (blocks in flight) tiles pass through it.
+struct relay_plan {
+  std::int64_t chunks;  // tiles per strip (row chunks)
+  std::int64_t strips;  // strips per batch item
+  std::int64_t group;   // strips walked side by side
+  std::int64_t items;   // batch * strips * chunks
+  std::int64_t lag;     // tickets from a tile's amax to its cast
+};
+
+struct relay_item {
+  std::int64_t b, strip, chunk;
+};
+
+__host__ __device__ constexpr relay_item relay_decode(const relay_plan& p, std::int64_t t) {
+  const std::int64_t per_batch = p.strips * p.chunks;
+  const std::int64_t b = t / per_batch;
+  t -= b * per_batch;
+  const std::int64_t first = t / (p.group * p.chunks) * p.group;  // the group's first strip
+  t -= first * p.chunks;
+  const std::int64_t width = p.strips - first < p.group ? p.strips - first : p.group;
+  return {b, first + t % width, t / width};
+}
+
+// amax_bits: [batch, cols] f32 bits; done: [batch, strips]; tickets: [1]; all zeroed before.
+template <class SC, class TC, class In, bool Staged>
+__global__ void __launch_bounds__(TC::value.threads)
+    col_relay_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
+                     std::uint32_t* done, std::uint32_t* tickets, relay_plan plan, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr int TR = T.tile_rows;
+  constexpr int TCOL = T.tile_cols;
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = TCOL / U;                     // units per tile row
+  constexpr int rows_per_step = threads / upr;      // tile rows one load step covers
+  constexpr int steps = (TR + rows_per_step - 1) / rows_per_step;
+  static_assert(threads % upr == 0 && 32 % upr == 0, "a wave holds whole tile rows");
+  __shared__ std::uint32_t words[col_tile_bytes<T, Staged> / 4];
+  __shared__ float scales[TCOL];
+  __shared__ std::uint32_t partial[threads / 32][TCOL];
+  __shared__ std::uint32_t ticket;
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) ticket = backend::take_ticket(tickets);
+  backend::block_sync();
+  const std::int64_t k = ticket;
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  auto here = [&](std::int64_t left, int tile) { return static_cast<int>(left < tile ? left : tile); };
+
+  if (k < plan.items) {  // 1. amax of item k
+    const relay_item it = relay_decode(plan, k);
+    const std::int64_t r0 = it.chunk * TR;
+    const std::int64_t c0 = it.strip * TCOL;
+    const int rows_here = here(M - r0, TR);
+    const int uc = tid % upr;
+    const bool col_ok = uc * U < here(N - c0, TCOL);
+    const In* p = in.data + in.offset(it.b, r0 + tid / upr, c0 + uc * U);  // this thread's first unit
+    const std::int64_t step = rows_per_step * in.ld;
+    unit_raw<In, U> v[steps];
+#pragma unroll
+    for (int j = 0; j < steps; ++j) {  // every load in flight before the first use
+      v[j] = unit_raw<In, U>{};
+      if (col_ok && j * rows_per_step + tid / upr < rows_here) v[j] = load_unit<In, U>(p + j * step);
+    }
+    std::uint32_t cmax[U] = {};
+#pragma unroll
+    for (int j = 0; j < steps; ++j) max_unit<In, U>(v[j], cmax);
+#pragma unroll
+    for (int e = 0; e < U; ++e) cmax[e] = backend::lanes_max<upr>(cmax[e]);
+    const int wave = backend::wave_size();
+    if (tid % wave < upr) {
+#pragma unroll
+      for (int e = 0; e < U; ++e) partial[tid / wave][uc * U + e] = cmax[e];
+    }
+    backend::block_sync();
+    if (tid < here(N - c0, TCOL)) {
+      std::uint32_t m = 0;
+      for (int w = 0; w < threads / wave; ++w) m = m > partial[w][tid] ? m : partial[w][tid];
+      backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + it.b * N + c0 + tid, m);
+    }
+    backend::block_sync();
+    if (tid == 0) backend::count_release(done + it.b * plan.strips + it.strip);
+  }
+
+  const std::int64_t j = k - plan.lag;  // 2. cast of item k - lag
+  if (j < 0 || j >= plan.items) return;
+  const relay_item it = relay_decode(plan, j);
+  std::uint32_t* strip_done = done + it.b * plan.strips + it.strip;
+  if (tid == 0) {
+    while (static_cast<std::int64_t>(backend::count_acquire(strip_done)) < plan.chunks) backend::spin_pause();
   }
   backend::block_sync();
-
-  const byte_tile tile{bytes, row_pitch, col_pitch, out.data.order == layout::row_major};
-  constexpr int items = (TR / 4) * upr;
-  for (int i = tid; i < items; i += threads) {
-    const int uc = i % upr;
-    const int rq = i / upr;
-    const std::int64_t c = c0 + uc * U;
-    const bool col_ok = uc * U < cols_here;
-    unit_raw<In, U> v[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      v[j] = unit_raw<In, U>{};
-      if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(in.data + in.offset(b, r0 + rq * 4 + j, c));
-    }
-    float sc[U];
-#pragma unroll
-    for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
-    std::uint8_t q[4][U];
-    encode_quad<S, T, In, U>(v, sc, seed, static_cast<std::uint64_t>((b * M + r0 + rq * 4) * N + c), N, q);
-    if constexpr (Staged) {
-      put_quad<U>(tile, rq, uc, q);
-    } else {
-      if (!col_ok) continue;
-      auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
-      if (tile.row_major) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if (rq * 4 + j < rows_here) store_bytes<U>(out_bytes + out.data.offset(b, r0 + rq * 4 + j, c), q[j]);
-        }
-      } else if (rq * 4 + 4 <= rows_here) {
-#pragma unroll
-        for (int k = 0; k < U; ++k) {
-          const std::uint8_t col[4] = {q[0][k], q[1][k], q[2][k], q[3][k]};
-          store_bytes<4>(out_bytes + out.data.offset(b, r0 + rq * 4, c + k), col);
-        }
-      } else {
-        for (int j = 0; j < 4 && rq * 4 + j < rows_here; ++j) {
-#pragma unroll
-          for (int k = 0; k < U; ++k) out_bytes[out.data.offset(b, r0 + rq * 4 + j, c + k)] = q[j][k];
-        }
-      }
-    }
-  }
-  if constexpr (Staged) {
-    backend::block_sync();
-    store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
-  }
+  const std::int64_t r0 = it.chunk * TR;
+  const std::int64_t c0 = it.strip * TCOL;
+  const int rows_here = here(M - r0, TR);
+  const int cols_here = here(N - c0, TCOL);
+  tile_column_scales<S, TCOL>(out, scales, it.b, c0, cols_here, it.chunk == 0, [&](int i) {
+    return backend::load_relaxed(amax_bits + it.b * N + c0 + i);
+  });
+  const byte_tile tile{reinterpret_cast<std::uint8_t*>(words), TCOL + 4, TR + 4,
+                       out.data.order == layout::row_major};
+  cast_col_tile<S, T, In, Staged>(in, out, tile, scales, it.b, r0, c0, rows_here, cols_here, seed);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -831,10 +999,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
         const int i = base + j * threads + tid;
         if (i >= units) continue;
         tile[i] = w[j];
-        float x[U];
-        widen_unit<In, U>(w[j], x);
-#pragma unroll
-        for (int k = 0; k < U; ++k) cmax[k] = cmax[k] > abs_bits(x[k]) ? cmax[k] : abs_bits(x[k]);
+        max_unit<In, U>(w[j], cmax);
       }
     }
     // 2. amax of the piece's columns: lanes of one unit column, then warps
@@ -881,7 +1046,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
       unit_raw<In, U> v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) v[j] = tile[(rq * 4 + j < rows_here ? rq * 4 + j : 0) * upr + uc];
-      std::uint8_t q[4][U];
+      std::uint32_t q[4][U / 4];
       encode_quad<S, T, In, U>(v, sc, seed, static_cast<std::uint64_t>((b * M + r0 + rq * 4) * N + c0 + uc * U), N, q);
       put_quad<U>(out_tile, rq, uc, q);
     }

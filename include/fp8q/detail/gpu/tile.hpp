@@ -104,6 +104,22 @@ __device__ inline void widen_unit(const unit_raw<In, U>& r, float (&v)[U]) {
   }
 }
 
+/// Bit pattern of |x| for the amax atomics (f32 order == unsigned order for non-negatives,
+/// every NaN above +Inf).
+__device__ inline std::uint32_t abs_bits(float x) {
+  return __builtin_bit_cast(std::uint32_t, x) & 0x7fffffffu;
+}
+
+/// Running column maxima for the amax passes: cmax[k] = max(cmax[k], abs_bits(x_k)) over the U
+/// elements of one unit.
+template <class In, int U>
+__device__ inline void max_unit(const unit_raw<In, U>& r, std::uint32_t (&cmax)[U]) {
+  float x[U];
+  widen_unit<In, U>(r, x);
+#pragma unroll
+  for (int k = 0; k < U; ++k) cmax[k] = cmax[k] > abs_bits(x[k]) ? cmax[k] : abs_bits(x[k]);
+}
+
 /// Store N FP8 bytes (N-byte aligned): one 1, 4, 8 or 16-byte store.
 template <int N>
 __device__ inline void store_bytes(std::uint8_t* p, const std::uint8_t (&q)[N]) {
@@ -125,11 +141,6 @@ __device__ inline void load16(const In* p, float (&v)[vec_elems]) {
   widen16(r, v);
 }
 
-/// Bit pattern of |x| for the amax atomics (f32 order == unsigned order for non-negatives,
-/// every NaN above +Inf).
-__device__ inline std::uint32_t abs_bits(float x) {
-  return __builtin_bit_cast(std::uint32_t, x) & 0x7fffffffu;
-}
 
 /// The scale a group uses, from its amax bit pattern (the one rule in scale.hpp).
 template <spec S>
@@ -181,6 +192,37 @@ __device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::
   } else {
 #pragma unroll
     for (int k = 0; k < N; ++k) q[k] = encode_scaled<S>(v[k], seed, index(k));
+  }
+}
+
+/// encode_n packed four bytes to a word (little-endian): N (a multiple of 4) scaled values to
+/// N / 4 words. Where the hardware converter is used for a format whose NaNs all have the top
+/// code bits set (e4m3fn, e5m2), its pairs are packed directly and NaN encodings, which a
+/// saturating converter returns for NaN inputs and for nothing else, become the canonical NaN
+/// byte four at a time; that is the same rule as encode_n's, in fewer instructions.
+template <spec S, tuning T, int N, class IndexFn>
+__device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 4], std::uint64_t seed,
+                                    IndexFn index) {
+  static_assert(N % 4 == 0, "whole words");
+  if constexpr (use_hw_convert<S, T>() && nans_on_top<S.out>()) {
+    (void)seed;
+    (void)index;
+    constexpr std::uint32_t nan_q = encode<S.out>(canonical_nan(__builtin_nanf("")), S.overflow).bits;
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const std::uint32_t lo = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]);
+      const std::uint32_t hi = backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3]);
+      const std::uint32_t x = lo | (hi << 16);
+      const std::uint32_t mask = nan_byte_mask<S.out>(x);
+      w[k] = (x & ~mask) | (nan_q * 0x01010101u & mask);
+    }
+  } else {
+    std::uint8_t q[N];
+    encode_n<S, T>(v, q, seed, index);
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      w[k] = q[4 * k] | (q[4 * k + 1] << 8) | (q[4 * k + 2] << 16) | (static_cast<std::uint32_t>(q[4 * k + 3]) << 24);
+    }
   }
 }
 

@@ -66,6 +66,34 @@ __device__ inline void atomic_max_bits(unsigned* p, unsigned v) {
   (void)__hip_atomic_fetch_max(p, v, to_hip_order<O>(), scope);
 }
 
+/// The next ticket of a device-wide counter (relaxed: only the tickets' order matters).
+__device__ inline unsigned take_ticket(unsigned* counter) {
+  return __hip_atomic_fetch_add(counter, 1u, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/// Count one finished piece of work, with release at agent scope: the calling block's writes
+/// before its last block_sync() are visible to whoever acquires a count that includes this one.
+__device__ inline void count_release(unsigned* counter) {
+  (void)__hip_atomic_fetch_add(counter, 1u, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/// Read a counter with acquire at agent scope (pairs with count_release).
+__device__ inline unsigned count_acquire(unsigned* counter) {
+  return __hip_atomic_load(counter, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/// Relaxed agent-scope load: never served from a stale per-CU cache line.
+__device__ inline unsigned load_relaxed(unsigned* p) {
+  return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/// Back off between polls of a counter.
+__device__ inline void spin_pause() { __builtin_amdgcn_s_sleep(1); }
+
+/// Bytes of (y:x) picked by the four selector nibbles of s (byte i of the result is byte
+/// s >> 4 i & 7 of the 8-byte value y:x).
+__device__ inline unsigned byte_perm(unsigned x, unsigned y, unsigned s) { return __byte_perm(x, y, s); }
+
 /// Block-wide max of unsigned values (f32 bit patterns); valid in thread 0.
 template <int Threads>
 struct block_max {
