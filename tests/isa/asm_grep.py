@@ -2,11 +2,13 @@
 """Assertions over compiler assembly (AMDGPU .s or NVIDIA PTX), for fp8q_add_isa_check.
 
 usage: asm_grep.py <asm file> [--function REGEX] [--require REGEX]... [--forbid REGEX]...
-                   [--min-count REGEX N]...
+                   [--min-count REGEX N]... [--then <another group of the same options>]...
 
 --function limits every other check to the bodies of the functions/kernels whose symbol
 matches REGEX (AMDGPU: from `name:` to `.Lfunc_endN:`; PTX: from `.entry name` / `.func name`
 to the closing `}` at column 0). Each check prints what it found, so a failing run shows why.
+--then starts another group of checks on the same file, with its own --function; the run fails
+when any group fails.
 """
 import argparse
 import re
@@ -36,24 +38,39 @@ def function_bodies(lines, name_re):
 
 
 def main():
+    argv = sys.argv[1:]
+    if not argv:
+        print(__doc__)
+        return 2
+    asm, rest = argv[0], argv[1:]
+    groups = [[]]
+    for a in rest:
+        if a == "--then":
+            groups.append([])
+        else:
+            groups[-1].append(a)
+    with open(asm, encoding="utf-8", errors="replace") as f:
+        all_lines = f.read().splitlines()
+    return 1 if sum(check_group(asm, all_lines, g) for g in groups) else 0
+
+
+def check_group(asm, all_lines, argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("asm")
     parser.add_argument("--function", help="restrict checks to functions matching this regex")
     parser.add_argument("--require", action="append", default=[], metavar="REGEX")
     parser.add_argument("--forbid", action="append", default=[], metavar="REGEX")
     parser.add_argument("--min-count", action="append", nargs=2, default=[],
                         metavar=("REGEX", "N"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
-    with open(args.asm, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    where = args.asm
+    lines = all_lines
+    where = asm
     if args.function:
         lines, found = function_bodies(lines, args.function)
         if not found:
-            print(f"FAIL: no function matching /{args.function}/ in {args.asm}")
+            print(f"FAIL: no function matching /{args.function}/ in {asm}")
             return 1
-        where = f"{', '.join(sorted(set(found)))} in {args.asm}"
+        where = f"{len(found)} function bodies matching /{args.function}/ in {asm}"
 
     failures = 0
 
