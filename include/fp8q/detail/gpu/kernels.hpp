@@ -293,6 +293,21 @@ __global__ void __launch_bounds__(TC::value.threads)
   }
 }
 
+// This block's place when blocks are taken in reverse launch order (the last launched block
+// gets (0, 0, 0)): the cast launches after an amax launch start on the tiles the amax launch
+// read last, which are the ones still in L2.
+struct block_pos {
+  std::int64_t x, y, z;
+};
+
+__device__ inline block_pos reverse_block() {
+  const std::uint64_t gx = gridDim.x;
+  const std::uint64_t gy = gridDim.y;
+  const std::uint64_t rev = gx * gy * gridDim.z - 1 - (blockIdx.x + gx * (blockIdx.y + gy * blockIdx.z));
+  return {static_cast<std::int64_t>(rev % gx), static_cast<std::int64_t>(rev / gx % gy),
+          static_cast<std::int64_t>(rev / (gx * gy))};
+}
+
 // ------------------------------------------------------------------------------------------
 // Tiled kernels for any layouts: a tile of tile_rows x tile_cols elements is loaded with
 // coalesced (16-byte when Vec) reads along the input's contiguous axis into shared memory;
@@ -434,12 +449,10 @@ __global__ void __launch_bounds__(TC::value.threads)
 
   // Tiles in reverse launch order: the amax launch finished on the last tiles, which are the
   // ones still in L2 when this launch starts.
-  const std::uint64_t blocks = static_cast<std::uint64_t>(gridDim.x) * gridDim.y * gridDim.z;
-  const std::uint64_t rev = blocks - 1 -
-      (blockIdx.x + static_cast<std::uint64_t>(gridDim.x) * (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z));
-  const std::int64_t bx = static_cast<std::int64_t>(rev % gridDim.x);
-  const std::int64_t by = static_cast<std::int64_t>((rev / gridDim.x) % gridDim.y);
-  const std::int64_t b = static_cast<std::int64_t>(rev / (static_cast<std::uint64_t>(gridDim.x) * gridDim.y));
+  const block_pos at = reverse_block();
+  const std::int64_t bx = at.x;
+  const std::int64_t by = at.y;
+  const std::int64_t b = at.z;
   const std::int64_t r0 = by * TR;
   const std::int64_t c0 = bx * TCOL;
   const std::int64_t M = in.rows;
@@ -788,12 +801,10 @@ __global__ void __launch_bounds__(TC::value.threads)
   __shared__ std::uint32_t words[col_tile_bytes<T, Staged> / 4];
   __shared__ float scales[TCOL];
 
-  const std::uint64_t blocks = static_cast<std::uint64_t>(gridDim.x) * gridDim.y * gridDim.z;
-  const std::uint64_t rev = blocks - 1 -
-      (blockIdx.x + static_cast<std::uint64_t>(gridDim.x) * (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z));
-  const std::int64_t bx = static_cast<std::int64_t>(rev % gridDim.x);
-  const std::int64_t by = static_cast<std::int64_t>((rev / gridDim.x) % gridDim.y);
-  const std::int64_t b = static_cast<std::int64_t>(rev / (static_cast<std::uint64_t>(gridDim.x) * gridDim.y));
+  const block_pos at = reverse_block();
+  const std::int64_t bx = at.x;
+  const std::int64_t by = at.y;
+  const std::int64_t b = at.z;
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
   const std::int64_t r0 = by * TR;
