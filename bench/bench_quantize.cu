@@ -9,6 +9,7 @@
 //   threads128 / threads512    threads per block
 //   tile<R>x<C>                tile_rows x tile_cols
 //   relay / two_launch / one_pass  col_path (colwise: one launch, two streaming passes, clusters)
+//   two_launch / last_block    tensor_path (tensorwise: amax then cast, or one cooperative launch)
 // Google Benchmark appends "/manual_time" to every name (and _mean/_median/... to aggregates);
 // report.py strips that. Filter with a regex as usual: --benchmark_filter='^rowwise/'.
 //
@@ -513,6 +514,8 @@ constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
 constexpr fq::tuning t_one_pass{.col = fq::col_path::one_pass};
 constexpr fq::tuning t_relay{.col = fq::col_path::relay};
 constexpr fq::tuning t_two_launch{.col = fq::col_path::two_launch};
+constexpr fq::tuning t_tensor_two{.tensor = fq::tensor_path::two_launch};
+constexpr fq::tuning t_last_block{.tensor = fq::tensor_path::last_block};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -553,6 +556,10 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<tensorwise_fn, t_relaxed, row_out>("tensorwise", "relaxed", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_acq_rel, row_out>("tensorwise", "acq_rel", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_seq_cst, row_out>("tensorwise", "seq_cst", M, N));
+  v.push_back(quantize_case<tensorwise_fn, t_tensor_two, row_out>("tensorwise", "two_launch", M, N));
+  v.push_back(quantize_case<tensorwise_fn, t_last_block, row_out>("tensorwise", "last_block", M, N));
+  v.push_back(quantize_case<tensorwise_fn, t_tensor_two, row_out>("tensorwise", "two_launch", 2048, N));
+  v.push_back(quantize_case<tensorwise_fn, t_last_block, row_out>("tensorwise", "last_block", 2048, N));
   v.push_back(given_scale_case<tensorwise_fn, t_default>("", M, N));
   v.push_back(given_scale_case<tensorwise_fn, t_hw>("hw", M, N));
   return v;

@@ -50,6 +50,7 @@ COMPARISONS = [
     ("Colwise: one-launch relay vs two streaming passes vs one pass on clusters",
      ["relay", "two_launch", "one_pass"]),
     ("Colwise cast tile", ["tile32x128", "tile128x64", "tile128x128"]),
+    ("Tensorwise: amax and cast launches vs one cooperative launch", ["two_launch", "last_block"]),
     ("FP8 conversion", ["sw", "hw"]),
 ]
 

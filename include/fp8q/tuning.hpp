@@ -28,10 +28,11 @@ enum class store_path : std::uint8_t {
 
 /// How tensorwise dynamic scaling finds the scale before casting.
 enum class tensor_path : std::uint8_t {
-  automatic,   ///< the measured faster one (see tuning defaults in docs/design.md)
+  automatic,   ///< the measured faster one: two_launch (docs/design.md)
   two_launch,  ///< amax launch, then cast launch that computes the scale itself
-  last_block,  ///< reserved: one launch where the last block publishes the scale (not built,
-               ///< see docs/design.md; asking for it returns status::bad_tuning)
+  last_block,  ///< one cooperative launch: every block keeps part of the tensor on chip, the
+               ///< last block to count in (acq_rel counter) publishes the scale, then all cast
+               ///< (dense views; elsewhere, or without cooperative launches, the two launches)
 };
 
 /// How colwise finds each column's amax before casting.
@@ -99,14 +100,13 @@ constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
 }
 
 /// Why a tuning is rejected (none when fine).
-enum class tuning_error : std::uint8_t { none, threads, tile, not_built };
+enum class tuning_error : std::uint8_t { none, threads, tile };
 
 constexpr tuning_error validate(const tuning& t, arch_traits a) {
   if (t.threads != 0 && (t.threads < a.wave_size || t.threads > 1024 || t.threads % a.wave_size))
     return tuning_error::threads;
   if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 16 || t.tile_cols % 16)
     return tuning_error::tile;
-  if (t.tensor == tensor_path::last_block) return tuning_error::not_built;
   return tuning_error::none;
 }
 

@@ -16,14 +16,16 @@ constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both
 // resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware;
 // colwise on row-major aligned input takes the one-launch relay (default), the two streaming
 // passes with direct stores (t_small) or the one-pass cluster kernel where the device has
-// clusters (t_wide; two passes elsewhere). relay_paths() in test_quantize_gpu.cu covers the
-// relay's other tunings.
+// clusters (t_wide; two passes elsewhere); tensorwise on dense views takes two launches
+// (default, t_small) or one cooperative launch (t_wide). relay_paths() and
+// single_launch_tensor() in test_quantize_gpu.cu cover those kernels' other tunings.
 constexpr tuning t_default{};
 constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
                          .amax_order = memory_order::acq_rel, .col = col_path::two_launch,
                          .convert = convert_path::software};
 constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
-                        .amax_order = memory_order::seq_cst, .col = col_path::one_pass,
+                        .amax_order = memory_order::seq_cst, .tensor = tensor_path::last_block,
+                        .col = col_path::one_pass,
                         .convert = convert_path::hardware};
 
 std::vector<shape> shapes(bool quick) {

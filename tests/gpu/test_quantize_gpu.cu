@@ -1,9 +1,10 @@
 // GPU quantize (tensorwise, rowwise, colwise) against the host reference, byte for byte: every
 // data format x input type x granularity x three tunings x adversarial shapes and layouts,
-// plus the colwise relay's other tunings, spec variants, graph capture and replay (proof of no host synchronization), delayed
-// scaling, and errors returned before any launch.
-//   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each)
-//   test_quantize_gpu --quick    small shapes, default tuning (for compute-sanitizer)
+// plus the colwise relay's other tunings, tensorwise in one cooperative launch, spec variants,
+// graph capture and replay (proof of no host synchronization), delayed scaling, and errors
+// returned before any launch.
+//   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each, + large single-launch items)
+//   test_quantize_gpu --quick    small shapes (for compute-sanitizer)
 #include <cstring>
 
 #include "quantize_check.hpp"
@@ -92,6 +93,44 @@ int relay_paths(cudaStream_t s) {
   return p;
 }
 
+// Tensorwise in one cooperative launch (tensor_path::last_block): items held entirely on chip,
+// items that stream most of their units, unaligned (scalar) views, batches, column-major
+// views, stochastic rounding, every thread count the kernel takes. `big` adds the benchmark's
+// shape and items larger than the shared memory of the whole GPU.
+int single_launch_tensor(cudaStream_t s, bool big) {
+  constexpr spec e4{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both};
+  constexpr spec fnuz{.out = format::e5m2fnuz, .granularity = granularity::tensor, .store = stored_scale::multiplier};
+  constexpr spec sr{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both,
+                    .rounding = rounding::stochastic};
+  constexpr tuning lb{.tensor = tensor_path::last_block};
+  constexpr tuning lb_sw{.threads = 256, .amax_order = memory_order::acq_rel, .tensor = tensor_path::last_block,
+                         .convert = convert_path::software};
+  constexpr tuning lb_512{.threads = 512, .amax_order = memory_order::seq_cst, .tensor = tensor_path::last_block};
+  int p = 0;
+  std::uint64_t seed = 900;
+  const shape small[] = {{1, 1, 1}, {1, 1, 7}, {1, 1, 1000}, {3, 70, 90}, {1, 129, 200, layout::row_major, 3},
+                         {1, 130, 96, layout::col_major, 0, layout::col_major, 0}};
+  for (data_kind k : {data_kind::random, data_kind::adversarial}) {
+    for (const shape& sh : small) {
+      p += run_case<e4, lb, bf16>("last_block", sh, k, ++seed, 1, s);
+      p += run_case<fnuz, lb_sw, f16>("last_block/sw", sh, k, ++seed, 1, s);
+      p += run_case<sr, lb_512, float>("last_block/512/sr", sh, k, ++seed, 1, s);
+    }
+  }
+  if (big) {
+    const shape bench{1, 16384, 5120};
+    p += run_case<e4, lb, bf16>("last_block/16384x5120", bench, data_kind::adversarial, ++seed, 2, s);
+    p += run_case<e4, lb, bf16>("last_block/16384x5120/graph", bench, data_kind::random, ++seed, 2, s, true);
+    p += run_case<sr, lb, bf16>("last_block/16384x5120/sr", bench, data_kind::random, ++seed, 0, s);
+    p += run_case<e4, lb_sw, f16>("last_block/sw/8192x8192", shape{1, 8192, 8192}, data_kind::adversarial, ++seed, 0, s);
+    p += run_case<e4, lb_512, float>("last_block/512/3x5000x5001", shape{3, 5000, 5001}, data_kind::adversarial, ++seed, 0, s);
+    p += run_case<e4, lb, bf16>("last_block/200x1024x520", shape{200, 1024, 520}, data_kind::random, ++seed, 0, s);
+    p += run_case<fnuz, lb, bf16>("last_block/2x20000x5120", shape{2, 20000, 5120}, data_kind::adversarial, ++seed, 0, s);
+  }
+  std::printf("tensorwise single launch: %d failing cases\n", p);
+  return p;
+}
+
 int graphs(cudaStream_t s) {
   constexpr spec t{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both};
   constexpr spec r{.out = format::e4m3fnuz, .granularity = granularity::row};
@@ -100,6 +139,7 @@ int graphs(cudaStream_t s) {
   const shape sh_t{1, 300, 520, layout::row_major, 0, layout::col_major, 0};
   int p = 0;
   p += run_case<t, tuning{}, bf16>("graph/tensor", sh, data_kind::adversarial, 5, 3, s, true);
+  p += run_case<t, tuning{.tensor = tensor_path::last_block}, bf16>("graph/tensor/last_block", sh, data_kind::adversarial, 8, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row", sh, data_kind::adversarial, 6, 3, s, true);
   p += run_case<c, tuning{}, bf16>("graph/col", sh_t, data_kind::adversarial, 7, 3, s, true);
   std::printf("graph capture + replay: %d failing cases\n", p);
@@ -200,6 +240,7 @@ int main(int argc, char** argv) {
   FP8Q_TEST_CHECK(check, sweep_e5m2fnuz(s, quick, big) == 0);
   FP8Q_TEST_CHECK(check, variants(s) == 0);
   if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
+  FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
   FP8Q_TEST_CHECK(check, graphs(s) == 0);
   delayed(s, check);
   errors(s, check);

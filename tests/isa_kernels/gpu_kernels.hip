@@ -11,17 +11,23 @@ using namespace fp8q;
 constexpr tuning isa_tuning{.amax_order = memory_order::FP8Q_ISA_ORDER,
                             .convert = convert_path::FP8Q_ISA_CONVERT};
 
+// tensorwise also in one cooperative launch (tensor_path::last_block)
+constexpr tuning isa_tuning_last_block{.amax_order = memory_order::FP8Q_ISA_ORDER,
+                                       .tensor = tensor_path::last_block,
+                                       .convert = convert_path::FP8Q_ISA_CONVERT};
+
 template <format F, granularity G>
 constexpr spec isa_spec{.out = F, .granularity = G, .store = stored_scale::both};
 
-template <spec S, class In>
+template <spec S, class In, tuning T = isa_tuning>
 status instantiate(matrix_view<const In> in, const quantized<S>& out, void* ws, gpu_stream s) {
-  return quantize<S, isa_tuning>(in, out, {}, ws, workspace_size<S>(in), s);
+  return quantize<S, T>(in, out, {}, ws, workspace_size<S>(in), s);
 }
 
 template <format F, class In>
 void all_granularities(matrix_view<const In> in, void* ws, gpu_stream s) {
   (void)instantiate<isa_spec<F, granularity::tensor>, In>(in, {}, ws, s);
+  (void)instantiate<isa_spec<F, granularity::tensor>, In, isa_tuning_last_block>(in, {}, ws, s);
   (void)instantiate<isa_spec<F, granularity::row>, In>(in, {}, ws, s);
   (void)instantiate<isa_spec<F, granularity::col>, In>(in, {}, ws, s);
 }

@@ -208,6 +208,62 @@ status launch_flat_amax(const matrix_view<const In>& in, std::uint32_t* amax_bit
   return backend::last_launch_status();
 }
 
+// Tensorwise in one cooperative launch (flat_resident_kernel) on dense views; *launched false
+// means nothing was enqueued (no cooperative launches on this device, or more batch items than
+// blocks fit at once) and the caller takes the two launches. sync: [batch][4] words. One block
+// per multiprocessor holds as many units as its dynamic shared memory takes; the rest is
+// streamed (read twice).
+template <spec S, tuning R, class In, int K = 4>
+status launch_flat_resident(const matrix_view<const In>& in, const quantized<S>& out,
+                            std::uint32_t* sync, std::size_t sync_bytes, std::uint64_t seed,
+                            gpu_stream stream, bool* launched) {
+  *launched = false;
+  using sc = spec_c<S>;
+  using tc = tuning_c<R>;
+  const std::int64_t count = in.rows * in.cols;
+  const bool vec = aligned16(in.data) && aligned16(out.data.data) &&
+                   (in.batch == 1 || ((in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0 &&
+                                      out.data.batch_stride % 16 == 0));
+  if (static_cast<std::size_t>(in.batch) * 16 > sync_bytes || in.batch > 65535)
+    return status::success;
+  auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data);
+  float* scale_out = stores_multiplier(S) ? out.scale.data : nullptr;
+  float* inverse_out = stores_inverse(S) ? out.inverse.data : nullptr;
+  const bool col_major = in.order == layout::col_major;
+  auto go = [&](auto u) -> status {
+    constexpr int U = decltype(u)::value;
+    auto* kernel = &flat_resident_kernel<sc, tc, In, U, K>;
+    const int unit_bytes = static_cast<int>(sizeof(unit_raw<In, U>));
+    int shared = 0;
+    status st = backend::cooperative_api::shared_bytes(kernel, &shared);
+    if (st != status::success || shared == 0) return st;
+    const std::int64_t units = count / U;
+    const int shelf_max = shared / (R.threads * unit_bytes);  // held slots per thread that fit
+    int blocks = 0;
+    st = backend::cooperative_api::resident_blocks(kernel, R.threads, shelf_max * R.threads * unit_bytes, &blocks);
+    if (st != status::success) return st;
+    const std::int64_t per_item = blocks / in.batch;  // blocks of one batch item
+    if (per_item < 1) return status::success;
+    // Slots per thread that hold the whole item on per_item blocks, capped by what fits: a
+    // small item takes as few blocks as hold it, a large one every block and streams the rest.
+    const std::int64_t need = (units + per_item * R.threads - 1) / (per_item * R.threads);
+    const int held = static_cast<int>(need < shelf_max ? need : shelf_max);
+    const std::int64_t gx = held == 0 ? (units == 0 ? 1 : per_item)
+                            : need <= shelf_max ? (units + static_cast<std::int64_t>(held) * R.threads - 1) / (static_cast<std::int64_t>(held) * R.threads)
+                                                : per_item;
+    st = backend::memset_async(sync, 0, static_cast<std::size_t>(in.batch) * 16, stream);
+    if (st != status::success) return st;
+    *launched = true;
+    return backend::cooperative_api::launch(
+        kernel, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(in.batch)), R.threads,
+        held * R.threads * unit_bytes, stream, in.data, dst, count, in.batch_stride, out.data.batch_stride,
+        sync, held, scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows,
+        in.cols, col_major, seed);
+  };
+  if (vec) return go(std::integral_constant<int, unit_elems<In>>{});
+  return go(std::integral_constant<int, 1>{});
+}
+
 constexpr tuning with_tile(tuning t, int rows, int cols) {
   t.tile_rows = rows;
   t.tile_cols = cols;
@@ -403,6 +459,8 @@ std::size_t workspace_size(const matrix_view<const In>& in) {
   else if constexpr (S.granularity == granularity::row) groups = in.batch * in.rows;
   else if constexpr (S.granularity == granularity::col) groups = in.batch * in.cols;
   if (groups <= 0) return 0;
+  // tensorwise in one launch keeps 4 words per batch item (amax, arrivals, scale, published)
+  if constexpr (S.granularity == granularity::tensor) return detail::gpu::round_up_256(static_cast<std::size_t>(groups) * 16);
   const std::size_t amax = detail::gpu::round_up_256(static_cast<std::size_t>(groups) * 4);
   // colwise in one launch also counts finished tiles per column strip (at most one strip per
   // column) and hands out tickets
@@ -443,6 +501,13 @@ template <spec S, tuning T = tuning{}, class In>
   using detail::gpu::group_axis;
   if constexpr (S.granularity == granularity::tensor) {
     if (detail::gpu::dense(in) && detail::gpu::dense(out.data) && in.order == out.data.order) {
+      if constexpr (R.tensor == tensor_path::last_block) {
+        // one cooperative launch, 1024 threads unless the tuning says otherwise
+        constexpr tuning RL = T.threads == 0 ? detail::gpu::with_threads(R, 1024) : R;
+        bool launched = false;
+        st = detail::gpu::launch_flat_resident<S, RL>(in, out, amax, need, args.seed, stream, &launched);
+        if (st != status::success || launched) return st;
+      }
       st = backend::memset_async(amax, 0, need, stream);
       if (st == status::success) st = detail::gpu::launch_flat_amax<S, R>(in, amax, stream);
       if (st == status::success)

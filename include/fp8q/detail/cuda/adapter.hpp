@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <type_traits>
 #include <cub/block/block_reduce.cuh>
 #include <cuda/atomic>
 #include <cuda/functional>
@@ -89,6 +90,24 @@ __device__ inline void count_release(unsigned* counter) {
 __device__ inline unsigned count_acquire(unsigned* counter) {
   cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*counter);
   return ref.load(cuda::std::memory_order_acquire);
+}
+
+/// Count one arrival with acq_rel at device scope and return the count before it: the caller
+/// that gets n - 1 of n sees every write the other n - 1 made before their arrival.
+__device__ inline unsigned count_acq_rel(unsigned* counter) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*counter);
+  return ref.fetch_add(1u, cuda::std::memory_order_acq_rel);
+}
+
+/// Device-scope stores, relaxed and release (a release store publishes the caller's earlier
+/// writes to whoever acquires the value).
+__device__ inline void store_relaxed(unsigned* p, unsigned v) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*p);
+  ref.store(v, cuda::std::memory_order_relaxed);
+}
+__device__ inline void store_release(unsigned* p, unsigned v) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ref(*p);
+  ref.store(v, cuda::std::memory_order_release);
 }
 
 /// Relaxed device-scope load: never served from a stale L1 line.
@@ -231,6 +250,55 @@ struct cluster_api {
     cfg.gridDim.x = static_cast<unsigned>(tasks < clusters ? tasks : clusters);
     *launched = true;
     return to_status(cudaLaunchKernelEx(&cfg, kernel, args...));
+  }
+};
+
+/// Cooperative launches: every block of the grid resident at once, or no launch.
+struct cooperative_api {
+  /// Dynamic shared memory one block of `kernel` may take beside its static shared memory on
+  /// the current device; *bytes is 0 when the device has no cooperative launches.
+  template <class... P>
+  static status shared_bytes(void (*kernel)(P...), int* bytes) {
+    *bytes = 0;
+    int dev = 0;
+    int coop = 0;
+    int optin = 0;
+    cudaFuncAttributes fa{};
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess)
+      return status::device_error;
+    if (coop != 0 && optin > static_cast<int>(fa.sharedSizeBytes))
+      *bytes = optin - static_cast<int>(fa.sharedSizeBytes);
+    return status::success;
+  }
+
+  /// Blocks of `kernel` (threads each, `smem` dynamic shared bytes) resident at once on the
+  /// current device.
+  template <class... P>
+  static status resident_blocks(void (*kernel)(P...), int threads, int smem, int* blocks) {
+    *blocks = 0;
+    int dev = 0;
+    int sms = 0;
+    int per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, static_cast<std::size_t>(smem)) != cudaSuccess)
+      return status::device_error;
+    *blocks = per_sm * sms;
+    return status::success;
+  }
+
+  /// Enqueue a cooperative launch (fails rather than run with part of the grid resident).
+  template <class... P>
+  static status launch(void (*kernel)(P...), dim3 grid, int threads, int smem, gpu_stream stream,
+                       std::type_identity_t<P>... args) {
+    void* argv[] = {static_cast<void*>(&args)...};
+    return to_status(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
+                                                 dim3(static_cast<unsigned>(threads)), argv,
+                                                 static_cast<std::size_t>(smem), stream));
   }
 };
 

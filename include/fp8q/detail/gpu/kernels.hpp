@@ -184,6 +184,29 @@ __device__ inline std::uint64_t flat_logical_index(std::int64_t off, std::int64_
   return static_cast<std::uint64_t>(r * N + c);
 }
 
+// Running amax (f32 bits) over one unit.
+template <class In, int U>
+__device__ inline std::uint32_t unit_amax(const unit_raw<In, U>& r, std::uint32_t amax) {
+  float x[U];
+  widen_unit<In, U>(r, x);
+#pragma unroll
+  for (int k = 0; k < U; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+  return amax;
+}
+
+// Scale, encode and store one unit: dst [U] FP8 bytes; index(k): element k's logical index.
+template <spec S, tuning T, class In, int U, class IndexFn>
+__device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t* dst,
+                                 std::uint64_t seed, IndexFn index) {
+  float y[U];
+  widen_unit<In, U>(r, y);
+#pragma unroll
+  for (int k = 0; k < U; ++k) y[k] *= s;
+  std::uint8_t q[U];
+  encode_n<S, T>(y, q, seed, index);
+  store_bytes<U>(dst, q);
+}
+
 // in: [count] In per batch item (blockIdx.y), batch_stride apart; amax: [batch] f32 bits
 template <class SC, class TC, class In, int U, int K>
 __global__ void __launch_bounds__(TC::value.threads)
@@ -206,14 +229,8 @@ __global__ void __launch_bounds__(TC::value.threads)
       if (u < units) w[j] = load_unit<In, U>(src + u * U);
     }
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      if (base + j * threads + tid < units) {
-        float x[U];
-        widen_unit<In, U>(w[j], x);
-#pragma unroll
-        for (int k = 0; k < U; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
-      }
-    }
+    for (int j = 0; j < K; ++j)
+      if (base + j * threads + tid < units) amax = unit_amax<In, U>(w[j], amax);
   }
   for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
        e += static_cast<std::int64_t>(gridDim.x) * threads) {
@@ -265,17 +282,8 @@ __global__ void __launch_bounds__(TC::value.threads)
     for (int j = 0; j < K; ++j) {
       const std::int64_t u = base + j * threads + tid;
       if (u >= units) continue;
-      float y[U];
-      widen_unit<In, U>(w[j], y);
-      if constexpr (Record) {
-#pragma unroll
-        for (int k = 0; k < U; ++k) amax = amax > abs_bits(y[k]) ? amax : abs_bits(y[k]);
-      }
-#pragma unroll
-      for (int k = 0; k < U; ++k) y[k] *= s;
-      std::uint8_t q[U];
-      encode_n<S, T>(y, q, seed, [&](int k) { return index_of(u * U + k); });
-      store_bytes<U>(dst + u * U, q);
+      if constexpr (Record) amax = unit_amax<In, U>(w[j], amax);
+      cast_unit<S, T, In, U>(w[j], s, dst + u * U, seed, [&](int k) { return index_of(u * U + k); });
     }
   }
   for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
@@ -291,6 +299,135 @@ __global__ void __launch_bounds__(TC::value.threads)
     if (amax > 0x7f800000u) amax = 0x7fc00000u;  // one canonical NaN, whatever the payloads
     if (tid == 0) backend::atomic_max_bits<T.amax_order, T.amax_scope>(record_bits + b, amax);
   }
+}
+
+// ------------------------------------------------------------------------------------------
+// Tensorwise in ONE launch (tensor_path::last_block). Every block of the grid is resident at
+// once (the launch is cooperative, which guarantees it), so blocks may wait for each other and
+// keep part of the tensor on chip across the wait. Per batch item (blockIdx.y), block x
+//   1. loads its held slots into shared memory: slot j of thread tid is unit
+//      (j * gridDim.x + x) * threads + tid, so all blocks read one contiguous window at a time;
+//      then streams chunks x, x + gridDim.x, ... of the units after the held ones (chunks of
+//      K units per thread); its amax covers both;
+//   2. publishes its amax (one atomic, order and scope from the tuning) and counts itself in
+//      with acq_rel; the block that counts last reads the item's amax, writes the scale outputs
+//      and publishes the scale (release); every other block waits for it (acquire);
+//   3. casts its streamed chunks back to front (the chunks read last are the ones still in L2),
+//      each followed by a share of its held slots from shared memory, so reads and writes stay
+//      mixed; then what is left of the held slots.
+// Only the streamed units are read twice; the held ones (~29 MB on an H200) are not.
+// in:  [count] In per batch item, in_stride apart (16-byte aligned items when U > 1)
+// out: [count] FP8 per batch item, out_stride apart
+// sync: [batch][4] words (amax bits, arrivals, scale bits, published), zeroed before the launch
+// dynamic shared memory: held_slots * threads units
+template <class SC, class TC, class In, int U, int K>
+__global__ void __launch_bounds__(TC::value.threads, 1)
+    flat_resident_kernel(const In* in, std::uint8_t* out, std::int64_t count, std::int64_t in_stride,
+                         std::int64_t out_stride, std::uint32_t* sync, int held_slots,
+                         float* scale_out, std::int64_t scale_stride, float* inverse_out,
+                         std::int64_t inverse_stride, std::int64_t M, std::int64_t N, bool col_major,
+                         std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr std::int64_t chunk = static_cast<std::int64_t>(threads) * K;
+  using unit = unit_raw<In, U>;
+  using reducer = backend::block_max<threads>;
+  extern __shared__ u32x4 dyn[];
+  unit* shelf = reinterpret_cast<unit*>(dyn);  // [held_slots][threads] units
+  __shared__ typename reducer::storage red;
+  __shared__ float block_scale;
+
+  const std::int64_t b = blockIdx.y;
+  const In* src = in + b * in_stride;        // [count] In
+  std::uint8_t* dst = out + b * out_stride;  // [count] FP8
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t gx = gridDim.x;
+  const std::int64_t x = blockIdx.x;
+  const std::int64_t units = count / U;
+  const std::int64_t held_end = gx * held_slots * threads < units ? gx * held_slots * threads : units;
+  const std::int64_t chunks = (units - held_end + chunk - 1) / chunk;  // streamed chunks
+  const std::uint64_t base_index = static_cast<std::uint64_t>(b * M * N);
+  auto index_of = [&](std::int64_t off) { return base_index + flat_logical_index(off, M, N, col_major); };
+  auto slot_unit = [&](int j) { return (static_cast<std::int64_t>(j) * gx + x) * threads + tid; };
+  auto in_slot = [&](int j) { return j < held_slots && slot_unit(j) < held_end; };
+
+  // 1. held slots, then the streamed chunks front to back
+  std::uint32_t amax = 0;
+  for (int j0 = 0; j0 < held_slots; j0 += K) {
+    unit w[K];
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (in_slot(j0 + i)) w[i] = load_unit<In, U>(src + slot_unit(j0 + i) * U);
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (in_slot(j0 + i)) {
+        shelf[(j0 + i) * threads + tid] = w[i];
+        amax = unit_amax<In, U>(w[i], amax);
+      }
+    }
+  }
+  for (std::int64_t c = x; c < chunks; c += gx) {
+    const std::int64_t base = held_end + c * chunk + tid;
+    unit w[K];
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (base + i * threads < units) w[i] = load_unit<In, U>(src + (base + i * threads) * U);
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (base + i * threads < units) amax = unit_amax<In, U>(w[i], amax);
+  }
+  for (std::int64_t e = units * U + x * threads + tid; e < count; e += gx * threads) {
+    const std::uint32_t a = abs_bits(load_one(src + e));
+    amax = amax > a ? amax : a;
+  }
+
+  // 2. the scale: published by the last block of the item to count in
+  amax = reducer::run(amax, red);
+  std::uint32_t* item = sync + 4 * b;  // amax bits, arrivals, scale bits, published
+  if (tid == 0) {
+    backend::atomic_max_bits<T.amax_order, T.amax_scope>(item, amax);
+    if (backend::count_acq_rel(item + 1) == static_cast<std::uint32_t>(gx - 1)) {
+      const float s = group_scale<S>(backend::load_relaxed(item));
+      if (scale_out != nullptr) scale_out[b * scale_stride] = s;
+      if (inverse_out != nullptr) inverse_out[b * inverse_stride] = inverse_scale(s);
+      backend::store_relaxed(item + 2, __builtin_bit_cast(std::uint32_t, s));
+      backend::store_release(item + 3, 1u);
+      block_scale = s;
+    } else {
+      while (backend::count_acquire(item + 3) == 0) backend::spin_pause();
+      block_scale = __builtin_bit_cast(float, backend::load_relaxed(item + 2));
+    }
+  }
+  backend::block_sync();
+  const float s = block_scale;
+
+  // 3. streamed chunks back to front, each followed by `per` held slots; then the rest
+  auto cast_at = [&](const unit& w, std::int64_t u) {
+    cast_unit<S, T, In, U>(w, s, dst + u * U, seed, [&](int k) { return index_of(u * U + k); });
+  };
+  auto cast_held = [&](int j0, int n) {
+    for (int j = j0; j < j0 + n; ++j)
+      if (in_slot(j)) cast_at(shelf[j * threads + tid], slot_unit(j));
+  };
+  const std::int64_t mine = chunks > x ? (chunks - 1 - x) / gx + 1 : 0;  // this block's chunks
+  const int per = mine > 0 ? static_cast<int>((held_slots + mine - 1) / mine) : 0;
+  int next_held = 0;
+  for (std::int64_t c = chunks - 1 - x; c >= 0; c -= gx) {
+    const std::int64_t base = held_end + c * chunk + tid;
+    unit w[K];
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (base + i * threads < units) w[i] = load_unit<In, U>(src + (base + i * threads) * U);
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (base + i * threads < units) cast_at(w[i], base + i * threads);
+    cast_held(next_held, per);
+    next_held += per;
+  }
+  for (std::int64_t e = units * U + x * threads + tid; e < count; e += gx * threads)
+    dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, index_of(e));
+  cast_held(next_held, held_slots - next_held);
 }
 
 // This block's place when blocks are taken in reverse launch order (the last launched block

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <type_traits>
 #include <rocprim/block/block_reduce.hpp>
 #include <rocprim/functional.hpp>
 
@@ -82,6 +83,21 @@ __device__ inline unsigned count_acquire(unsigned* counter) {
   return __hip_atomic_load(counter, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
 }
 
+/// Count one arrival with acq_rel at agent scope and return the count before it: the caller
+/// that gets n - 1 of n sees every write the other n - 1 made before their arrival.
+__device__ inline unsigned count_acq_rel(unsigned* counter) {
+  return __hip_atomic_fetch_add(counter, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/// Agent-scope stores, relaxed and release (a release store publishes the caller's earlier
+/// writes to whoever acquires the value).
+__device__ inline void store_relaxed(unsigned* p, unsigned v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+__device__ inline void store_release(unsigned* p, unsigned v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+}
+
 /// Relaxed agent-scope load: never served from a stale per-CU cache line.
 __device__ inline unsigned load_relaxed(unsigned* p) {
   return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
@@ -121,6 +137,53 @@ __device__ inline unsigned lanes_max(unsigned v) {
   }
   return v;
 }
+
+/// Cooperative launches: every block of the grid resident at once, or no launch.
+struct cooperative_api {
+  /// Dynamic LDS one block of `kernel` may take beside its static LDS on the current device;
+  /// *bytes is 0 when the device has no cooperative launches.
+  template <class... P>
+  static status shared_bytes(void (*kernel)(P...), int* bytes) {
+    *bytes = 0;
+    int dev = 0;
+    int coop = 0;
+    int lds = 0;
+    hipFuncAttributes fa{};
+    if (hipGetDevice(&dev) != hipSuccess ||
+        hipDeviceGetAttribute(&coop, hipDeviceAttributeCooperativeLaunch, dev) != hipSuccess ||
+        hipDeviceGetAttribute(&lds, hipDeviceAttributeMaxSharedMemoryPerBlock, dev) != hipSuccess ||
+        hipFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != hipSuccess)
+      return status::device_error;
+    if (coop != 0 && lds > static_cast<int>(fa.sharedSizeBytes)) *bytes = lds - static_cast<int>(fa.sharedSizeBytes);
+    return status::success;
+  }
+
+  /// Blocks of `kernel` (threads each, `smem` dynamic LDS bytes) resident at once on the
+  /// current device.
+  template <class... P>
+  static status resident_blocks(void (*kernel)(P...), int threads, int smem, int* blocks) {
+    *blocks = 0;
+    int dev = 0;
+    int cus = 0;
+    int per_cu = 0;
+    if (hipGetDevice(&dev) != hipSuccess ||
+        hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess ||
+        hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, kernel, threads, static_cast<std::size_t>(smem)) != hipSuccess)
+      return status::device_error;
+    *blocks = per_cu * cus;
+    return status::success;
+  }
+
+  /// Enqueue a cooperative launch (fails rather than run with part of the grid resident).
+  template <class... P>
+  static status launch(void (*kernel)(P...), dim3 grid, int threads, int smem, gpu_stream stream,
+                       std::type_identity_t<P>... args) {
+    void* argv[] = {static_cast<void*>(&args)...};
+    return to_status(hipLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
+                                                dim3(static_cast<unsigned>(threads)), argv,
+                                                static_cast<unsigned>(smem), stream));
+  }
+};
 
 /// CDNA has no thread-block clusters: the one-pass colwise kernel is never instantiated here
 /// (dispatch tests has_clusters), so the cluster primitives are declared and not defined.
