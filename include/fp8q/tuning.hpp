@@ -21,7 +21,8 @@ enum class memory_scope : std::uint8_t { device, system };
 
 /// How a tile reaches global memory.
 enum class store_path : std::uint8_t {
-  automatic,  ///< staged (measured fastest for every layout, docs/design.md)
+  automatic,  ///< staged, except direct for the colwise relay's row-major output (each the
+              ///< measured faster one there, docs/design.md)
   direct,     ///< each thread stores what it computed
   staged,     ///< through a padded shared-memory/LDS tile so stores are whole coalesced lines
 };

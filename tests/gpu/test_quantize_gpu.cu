@@ -53,8 +53,9 @@ int variants(cudaStream_t s) {
 }
 
 // The one-launch colwise relay (col_relay_kernel) under the tunings the sweep does not give it:
-// direct stores, software conversion, acq_rel / seq_cst amax atomics, small and wide tiles,
-// 1024 threads; tiles of one unit, of one row, partial strips and chunks, batches.
+// direct stores (column-major output) and staged ones (row-major output), software conversion,
+// acq_rel / seq_cst amax atomics, small and wide tiles, 1024 threads; tiles of one unit, of one
+// row, partial strips and chunks, batches.
 int relay_paths(cudaStream_t s) {
   constexpr spec e4{.out = format::e4m3fn, .granularity = granularity::col, .store = stored_scale::both};
   constexpr spec e5{.out = format::e5m2, .granularity = granularity::col, .store = stored_scale::both};
@@ -67,6 +68,7 @@ int relay_paths(cudaStream_t s) {
   constexpr tuning wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .amax_order = memory_order::seq_cst,
                         .col = col_path::relay};
   constexpr tuning big{.threads = 1024, .tile_rows = 128, .tile_cols = 128, .col = col_path::relay};
+  constexpr tuning staged{.store = store_path::staged, .col = col_path::relay};  // row-major output's non-default
   const shape col_out[] = {{1, 1, 8, layout::row_major, 0, layout::col_major, 0},
                            {1, 257, 8, layout::row_major, 0, layout::col_major, 0},
                            {3, 63, 72, layout::row_major, 0, layout::col_major, 0},
@@ -87,6 +89,7 @@ int relay_paths(cudaStream_t s) {
       p += run_case<e4, direct, f16>("relay/direct/row_out", sh, k, ++seed, 1, s);
       p += run_case<e5, wide, float>("relay/wide/row_out", sh, k, ++seed, 1, s);
       p += run_case<fnuz, small, bf16>("relay/small/row_out", sh, k, ++seed, 1, s);
+      p += run_case<e4, staged, bf16>("relay/staged/row_out", sh, k, ++seed, 1, s);
     }
   }
   std::printf("colwise relay tunings: %d failing cases\n", p);
