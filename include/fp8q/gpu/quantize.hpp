@@ -150,6 +150,15 @@ status launch_row_fused(const matrix_view<const In>& in, const quantized<S>& out
   return backend::last_launch_status();
 }
 
+// Whether the flat (tensorwise) kernels may take 16-byte units: every batch item of the input
+// and of the output starts on a 16-byte boundary.
+template <class In, class Out>
+bool flat_vectors(const matrix_view<const In>& in, const matrix_view<Out>& out) {
+  return aligned16(in.data) && aligned16(out.data) &&
+         (in.batch == 1 || ((in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0 &&
+                            (out.batch_stride * static_cast<std::int64_t>(sizeof(Out))) % 16 == 0));
+}
+
 // Units in flight per thread in the flat (tensorwise) kernels.
 inline constexpr int flat_items = 8;
 
@@ -168,9 +177,7 @@ status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   const std::int64_t count = in.rows * in.cols;
-  const bool vec = aligned16(in.data) && aligned16(out.data.data) &&
-                   (in.batch == 1 || ((in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0 &&
-                                      out.data.batch_stride % 16 == 0));
+  const bool vec = flat_vectors(in, out.data);
   const std::int64_t per_block = static_cast<std::int64_t>(R.threads) * K * (vec ? unit_elems<In> : 1);
   const unsigned gx = flat_grid(count, per_block);
   const dim3 grid(gx, static_cast<unsigned>(in.batch));
@@ -221,9 +228,7 @@ status launch_flat_resident(const matrix_view<const In>& in, const quantized<S>&
   using sc = spec_c<S>;
   using tc = tuning_c<R>;
   const std::int64_t count = in.rows * in.cols;
-  const bool vec = aligned16(in.data) && aligned16(out.data.data) &&
-                   (in.batch == 1 || ((in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0 &&
-                                      out.data.batch_stride % 16 == 0));
+  const bool vec = flat_vectors(in, out.data);
   if (static_cast<std::size_t>(in.batch) * 16 > sync_bytes || in.batch > 65535)
     return status::success;
   auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data);

@@ -194,6 +194,16 @@ __device__ inline std::uint32_t unit_amax(const unit_raw<In, U>& r, std::uint32_
   return amax;
 }
 
+// K units of src, unit first + i * stride for i < K, those below `units` (the others keep
+// their values): all K loads in flight before the first use.
+template <class In, int U, int K>
+__device__ inline void load_units(const In* src, std::int64_t first, std::int64_t stride,
+                                  std::int64_t units, unit_raw<In, U> (&w)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i)
+    if (first + i * stride < units) w[i] = load_unit<In, U>(src + (first + i * stride) * U);
+}
+
 // Scale, encode and store one unit: dst [U] FP8 bytes; index(k): element k's logical index.
 template <spec S, tuning T, class In, int U, class IndexFn>
 __device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t* dst,
@@ -223,11 +233,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   std::uint32_t amax = 0;
   for (std::int64_t base = blockIdx.x * chunk; base < units; base += gridDim.x * chunk) {
     unit_raw<In, U> w[K];
-#pragma unroll
-    for (int j = 0; j < K; ++j) {
-      const std::int64_t u = base + j * threads + tid;
-      if (u < units) w[j] = load_unit<In, U>(src + u * U);
-    }
+    load_units<In, U, K>(src, base + tid, threads, units, w);
 #pragma unroll
     for (int j = 0; j < K; ++j)
       if (base + j * threads + tid < units) amax = unit_amax<In, U>(w[j], amax);
@@ -273,11 +279,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
     const std::int64_t base = (chunks - 1 - c) * chunk;
     unit_raw<In, U> w[K];
-#pragma unroll
-    for (int j = 0; j < K; ++j) {
-      const std::int64_t u = base + j * threads + tid;
-      if (u < units) w[j] = load_unit<In, U>(src + u * U);
-    }
+    load_units<In, U, K>(src, base + tid, threads, units, w);
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const std::int64_t u = base + j * threads + tid;
@@ -370,9 +372,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
   for (std::int64_t c = x; c < chunks; c += gx) {
     const std::int64_t base = held_end + c * chunk + tid;
     unit w[K];
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-      if (base + i * threads < units) w[i] = load_unit<In, U>(src + (base + i * threads) * U);
+    load_units<In, U, K>(src, base, threads, units, w);
 #pragma unroll
     for (int i = 0; i < K; ++i)
       if (base + i * threads < units) amax = unit_amax<In, U>(w[i], amax);
@@ -416,9 +416,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
   for (std::int64_t c = chunks - 1 - x; c >= 0; c -= gx) {
     const std::int64_t base = held_end + c * chunk + tid;
     unit w[K];
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-      if (base + i * threads < units) w[i] = load_unit<In, U>(src + (base + i * threads) * U);
+    load_units<In, U, K>(src, base, threads, units, w);
 #pragma unroll
     for (int i = 0; i < K; ++i)
       if (base + i * threads < units) cast_at(w[i], base + i * threads);
