@@ -321,11 +321,10 @@ status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>&
 // lines of whole units and the output lines are 16-byte aligned; *launched false means nothing
 // was enqueued and the caller takes another path. workspace: the column amax ([batch, cols]
 // words), then one counter per strip and the ticket counter (workspace_size<S> covers both).
-// group / lag of 0 take the defaults (measured: gpu/quantize.hpp's colwise dispatch).
 template <spec S, tuning RT, class In>
 status launch_col_relay(const matrix_view<const In>& in, const quantized<S>& out, void* workspace,
                         std::size_t workspace_bytes, std::uint64_t seed, gpu_stream stream,
-                        bool* launched, int group = 0, std::int64_t lag = 0) {
+                        bool* launched) {
   *launched = false;
   constexpr tuning R = fit_tile(RT, [](const tuning& u) {
     const int col = u.tile_cols * (u.tile_rows + 4);
@@ -344,12 +343,9 @@ status launch_col_relay(const matrix_view<const In>& in, const quantized<S>& out
     relay_plan plan{};
     plan.chunks = (in.rows + R.tile_rows - 1) / R.tile_rows;
     plan.strips = (in.cols + R.tile_cols - 1) / R.tile_cols;
-    plan.group = group > 0 ? group : 1;
     plan.items = in.batch * plan.strips * plan.chunks;
-    const std::int64_t min_lag = (plan.chunks - 1) * plan.group + 1;
-    plan.lag = lag > min_lag ? lag : min_lag;
     const std::size_t counters = static_cast<std::size_t>(in.batch * plan.strips + 1) * 4;
-    if (plan.items + plan.lag > 0x7fffffffLL || amax_bytes + counters > workspace_bytes)
+    if (plan.items + plan.chunks > 0x7fffffffLL || amax_bytes + counters > workspace_bytes)
       return status::success;
     auto* amax_bits = static_cast<std::uint32_t*>(workspace);
     auto* done = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + amax_bytes);
@@ -363,7 +359,7 @@ status launch_col_relay(const matrix_view<const In>& in, const quantized<S>& out
     // 15:41 UTC); column-major output direct 122.0 us against staged 102.4 us (18:37).
     const bool staged = R.store == store_path::staged ||
                         (R.store == store_path::automatic && out.data.order == layout::col_major);
-    const unsigned grid = static_cast<unsigned>(plan.items + plan.lag);
+    const unsigned grid = static_cast<unsigned>(plan.items + plan.chunks);
     if (staged) {
       col_relay_kernel<spec_c<S>, tuning_c<R>, In, true><<<grid, R.threads, 0, stream>>>(in, out, amax_bits, done, tickets, plan, seed);
     } else {

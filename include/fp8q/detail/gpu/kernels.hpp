@@ -956,26 +956,24 @@ __global__ void __launch_bounds__(TC::value.threads)
 
 // ------------------------------------------------------------------------------------------
 // Colwise in ONE launch whose second read of each tile is meant to come from L2 (Infinity Cache
-// on MI300; on an H200 95-104 of the 168 MB re-read at 16384 x 5120 bf16 did, ncu 2026-11-29). Row-major input, 16-byte aligned lines of whole
-// units. Work items are tiles of tile_rows x tile_cols; a strip is tile_cols columns over all
-// rows, `chunks` tiles high. Items are numbered so that a group of `group` neighbouring strips is
-// walked top to bottom, one row chunk of every strip of the group after the other (consecutive
-// items read neighbouring pieces of the same rows). Each block takes a ticket k from a counter,
-// so every ticket below k belongs to a block that has already started, and
+// on MI300; on an H200 95-104 of the 168 MB re-read at 16384 x 5120 bf16 did, ncu 2026-11-29).
+// Row-major input, 16-byte aligned lines of whole units. Work items are tiles of
+// tile_rows x tile_cols; a strip is tile_cols columns over all rows, `chunks` tiles high; items
+// are numbered down each strip, strip after strip (walking 2-16 strips side by side measured no
+// faster, docs/design.md). Each block takes a ticket k from a counter, so every ticket below k
+// belongs to a block that has already started, and
 //   1. computes the column amax of item k (if k < items): one atomic per column (order and scope
 //      from the tuning), then done[strip] += 1 with release;
 //   2. casts item k - lag (if any) once done[strip] has counted all the strip's chunks (acquire),
 //      with cast_col_tile.
-// With lag >= (chunks - 1) * group + 1, all amax items of a strip hold tickets below every cast of
-// that strip, and a block waits only after publishing its own amax: every wait ends without any
-// assumption about which blocks are resident together. Between its first and second read a tile
-// stays in cache while about lag + (blocks in flight) tiles pass through it.
+// With lag = chunks, all amax items of a strip hold tickets below every cast of that strip, and
+// a block waits only after publishing its own amax: every wait ends without any assumption about
+// which blocks are resident together. Between its first and second read a tile stays in cache
+// while about lag + (blocks in flight) tiles pass through it.
 struct relay_plan {
-  std::int64_t chunks;  // tiles per strip (row chunks)
+  std::int64_t chunks;  // tiles per strip (row chunks), also the lag from a tile's amax to its cast
   std::int64_t strips;  // strips per batch item
-  std::int64_t group;   // strips walked side by side
   std::int64_t items;   // batch * strips * chunks
-  std::int64_t lag;     // tickets from a tile's amax to its cast
 };
 
 struct relay_item {
@@ -986,10 +984,7 @@ __host__ __device__ constexpr relay_item relay_decode(const relay_plan& p, std::
   const std::int64_t per_batch = p.strips * p.chunks;
   const std::int64_t b = t / per_batch;
   t -= b * per_batch;
-  const std::int64_t first = t / (p.group * p.chunks) * p.group;  // the group's first strip
-  t -= first * p.chunks;
-  const std::int64_t width = p.strips - first < p.group ? p.strips - first : p.group;
-  return {b, first + t % width, t / width};
+  return {b, t / p.chunks, t % p.chunks};
 }
 
 // amax_bits: [batch, cols] f32 bits; done: [batch, strips]; tickets: [1]; all zeroed before.
@@ -1054,7 +1049,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     if (tid == 0) backend::count_release(done + it.b * plan.strips + it.strip);
   }
 
-  const std::int64_t j = k - plan.lag;  // 2. cast of item k - lag
+  const std::int64_t j = k - plan.chunks;  // 2. cast of item k - lag (lag = chunks)
   if (j < 0 || j >= plan.items) return;
   const relay_item it = relay_decode(plan, j);
   std::uint32_t* strip_done = done + it.b * plan.strips + it.strip;
