@@ -40,9 +40,9 @@ enum class tensor_path : std::uint8_t {
 enum class col_path : std::uint8_t {
   automatic,   ///< relay where the views allow it (measured fastest, docs/design.md)
   relay,       ///< one launch: tiles walk column strips in order; each block takes the amax
-               ///< of one tile, then casts a tile whose strip is complete, re-reading it while
-               ///< it is meant to be in L2 (row-major 16-byte aligned input; elsewhere the two
-               ///< launches or the tiled kernels run)
+               ///< of one tile, then casts a tile whose strip is complete, a second read that
+               ///< mostly hits L2 (row-major 16-byte aligned input; elsewhere the two launches
+               ///< or the tiled kernels run)
   one_pass,    ///< thread-block cluster holding whole column strips on chip (NVIDIA sm_90+,
                ///< row-major 16-byte aligned input); falls back to two_launch where it cannot run
   two_launch,  ///< amax launch, then a cast launch that re-reads the input (every toolchain)
