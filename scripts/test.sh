@@ -21,7 +21,9 @@ if [[ ${FP8Q_SANITIZE:-1} != 0 ]]; then
   san_build="${fp8q_build}-sanitize"
   fp8q_log "host tests under ASan/UBSan in $san_build"
   san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-  cmake -S "$fp8q_root" -B "$san_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFP8Q_ENABLE_CUDA=OFF \
+  # Debug: -O0 -g and assertions on; the build is most of this phase's time and -O0 builds the
+  # tests about 2.5x faster than -O2 (the tests themselves take seconds).
+  cmake -S "$fp8q_root" -B "$san_build" -DCMAKE_BUILD_TYPE=Debug -DFP8Q_ENABLE_CUDA=OFF \
     -DFP8Q_ISA_CHECKS=OFF "-DCMAKE_CXX_FLAGS=$san_flags" "-DCMAKE_EXE_LINKER_FLAGS=$san_flags" >/dev/null
   cmake --build "$san_build" -j"$(fp8q_jobs)" >/dev/null
   set +e
