@@ -247,6 +247,17 @@ std::size_t rotation_count(std::int64_t rows, std::int64_t cols) {
   return std::max<std::size_t>(1, (2 * l2 + one - 1) / one);
 }
 
+// The largest workspace any granularity asks for at this shape (fp8q::workspace_size): the
+// colwise relay needs its counters beside the column amax words.
+std::size_t workspace_bytes_for(std::int64_t rows, std::int64_t cols) {
+  const auto in = fp8q::row_major<const bf16>(nullptr, rows, cols);  // extents only
+  constexpr fp8q::spec row{.granularity = fp8q::granularity::row};
+  constexpr fp8q::spec col{.granularity = fp8q::granularity::col};
+  constexpr fp8q::spec tensor{.granularity = fp8q::granularity::tensor};
+  return std::max({fp8q::workspace_size<row>(in), fp8q::workspace_size<col>(in),
+                   fp8q::workspace_size<tensor>(in), std::size_t{256}});
+}
+
 shape_buffers& buffers_for(std::int64_t rows, std::int64_t cols) {
   static std::map<std::pair<std::int64_t, std::int64_t>, std::unique_ptr<shape_buffers>> cache;
   auto& slot = cache[{rows, cols}];
@@ -256,7 +267,7 @@ shape_buffers& buffers_for(std::int64_t rows, std::int64_t cols) {
   sb->cols = cols;
   const std::size_t count = static_cast<std::size_t>(rows * cols);
   const std::size_t groups = static_cast<std::size_t>(std::max(rows, cols));
-  const std::size_t ws_bytes = (groups * 4 + 255) / 256 * 256;
+  const std::size_t ws_bytes = workspace_bytes_for(rows, cols);
   const std::size_t n = rotation_count(rows, cols);
   const std::string tag = std::to_string(rows) + "x" + std::to_string(cols);
   environment& e = env();
@@ -562,6 +573,14 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<tensorwise_fn, t_last_block, row_out>("tensorwise", "last_block", 2048, N));
   v.push_back(given_scale_case<tensorwise_fn, t_default>("", M, N));
   v.push_back(given_scale_case<tensorwise_fn, t_hw>("hw", M, N));
+  // Other shapes, default tuning: how the colwise relay and the tensorwise passes scale with the
+  // tensor's size against L2 (a 4096x4096 bf16 tensor is 32 MB; buffers rotate, so each call
+  // starts from device memory).
+  for (const auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {8192, 8192}, {32768, 5120}}) {
+    v.push_back(quantize_case<colwise_fn, t_default, col_out>("colwise_colmajor", "", rows, cols));
+    v.push_back(quantize_case<colwise_fn, t_default, row_out>("colwise_rowmajor", "", rows, cols));
+    v.push_back(quantize_case<tensorwise_fn, t_default, row_out>("tensorwise", "", rows, cols));
+  }
   return v;
 }
 

@@ -9,7 +9,7 @@
 # Environment: OUT (required) output folder; BENCH (default build/bench/fp8q_bench);
 # MIN_TIME (default 0.05 s of GPU time per repetition); REPS (default 10). Extra arguments go
 # to fp8q_bench (e.g. --benchmark_filter='^rowwise/').
-# About 1-2 minutes on an H200: 23 benchmarks x 10 repetitions x 0.05 s of GPU time, plus the
+# About 1-2 minutes on an H200: 49 benchmarks x 10 repetitions x 0.05 s of GPU time, plus the
 # per-iteration hold/synchronize overhead (largest, relatively, for the 5 us 128x5120 calls).
 set -euo pipefail
 
