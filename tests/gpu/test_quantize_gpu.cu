@@ -1,8 +1,8 @@
 // GPU quantize (tensorwise, rowwise, colwise) against the host reference, byte for byte: every
 // data format x input type x granularity x three tunings x adversarial shapes and layouts,
 // plus the colwise relay's other tunings, tensorwise in one cooperative launch, spec variants,
-// graph capture and replay (proof of no host synchronization), delayed scaling, and errors
-// returned before any launch.
+// graph capture and replay (proof of no host synchronization; the dependent launches too),
+// delayed scaling, and errors returned before any launch.
 //   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each, + large single-launch items)
 //   test_quantize_gpu --quick    small shapes (for compute-sanitizer)
 #include <cstring>
@@ -145,6 +145,10 @@ int graphs(cudaStream_t s) {
   p += run_case<t, tuning{.tensor = tensor_path::last_block}, bf16>("graph/tensor/last_block", sh, data_kind::adversarial, 8, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row", sh, data_kind::adversarial, 6, 3, s, true);
   p += run_case<c, tuning{}, bf16>("graph/col", sh_t, data_kind::adversarial, 7, 3, s, true);
+  // the cast launches that start while their amax launch drains (launch_dependent, sm_90+)
+  const shape sh_ci{1, 300, 520, layout::col_major, 0, layout::row_major, 0};
+  p += run_case<c, tuning{.col = col_path::two_launch}, bf16>("graph/col/two_launch", sh_t, data_kind::adversarial, 9, 3, s, true);
+  p += run_case<r, tuning{}, bf16>("graph/row/tiled", sh_ci, data_kind::adversarial, 10, 3, s, true);
   std::printf("graph capture + replay: %d failing cases\n", p);
   return p;
 }

@@ -108,21 +108,20 @@ status launch_tiled(const matrix_view<const In>& in, const quantized<S>& out,
   const dim3 grid(gx, gy, gz);
   // The store path and vector widths are run-time facts of the views: pick the instantiation.
   auto go = [&](auto vin, auto vout, auto stg) {
-    tile_cast_kernel<sc, tc, In, A, decltype(vin)::value, decltype(vout)::value, decltype(stg)::value>
-        <<<grid, R.threads, 0, stream>>>(in, out, amax_bits, seed);
+    return backend::launch_dependent<
+        tile_cast_kernel<sc, tc, In, A, decltype(vin)::value, decltype(vout)::value, decltype(stg)::value>>(
+        grid, R.threads, stream, in, out, amax_bits, seed);
   };
   using t_ = std::true_type;
   using f_ = std::false_type;
   if (staged) {
-    if (vec_in && vec_out) go(t_{}, t_{}, t_{});
-    else if (vec_in) go(t_{}, f_{}, t_{});
-    else if (vec_out) go(f_{}, t_{}, t_{});
-    else go(f_{}, f_{}, t_{});
-  } else {
-    if (vec_in) go(t_{}, f_{}, f_{});
-    else go(f_{}, f_{}, f_{});
+    if (vec_in && vec_out) return go(t_{}, t_{}, t_{});
+    if (vec_in) return go(t_{}, f_{}, t_{});
+    if (vec_out) return go(f_{}, t_{}, t_{});
+    return go(f_{}, f_{}, t_{});
   }
-  return backend::last_launch_status();
+  if (vec_in) return go(t_{}, f_{}, f_{});
+  return go(f_{}, f_{}, f_{});
 }
 
 template <spec S, tuning R, class In>
@@ -185,15 +184,25 @@ status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out
   float* scale_out = stores_multiplier(S) ? out.scale.data : nullptr;
   float* inverse_out = stores_inverse(S) ? out.inverse.data : nullptr;
   const bool col_major = in.order == layout::col_major;
+  // Dynamic scaling: a dependent of the amax launch just before it. With a given scale the
+  // launch before is a memset: an ordinary launch.
   auto go = [&](auto u) {
-    flat_cast_kernel<sc, tc, In, decltype(u)::value, K, Record><<<grid, R.threads, 0, stream>>>(
-        in.data, dst, count, in.batch_stride, out.data.batch_stride, amax_bits, given_scale, record_bits,
-        scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows, in.cols,
-        col_major, seed);
+    constexpr auto kernel = flat_cast_kernel<sc, tc, In, decltype(u)::value, K, Record>;
+    if constexpr (Record) {
+      kernel<<<grid, R.threads, 0, stream>>>(
+          in.data, dst, count, in.batch_stride, out.data.batch_stride, amax_bits, given_scale, record_bits,
+          scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows, in.cols,
+          col_major, seed);
+      return backend::last_launch_status();
+    } else {
+      return backend::launch_dependent<kernel>(
+          grid, R.threads, stream, in.data, dst, count, in.batch_stride, out.data.batch_stride,
+          amax_bits, given_scale, record_bits, scale_out, out.scale.batch_stride, inverse_out,
+          out.inverse.batch_stride, in.rows, in.cols, col_major, seed);
+    }
   };
-  if (vec) go(std::integral_constant<int, unit_elems<In>>{});
-  else go(std::integral_constant<int, 1>{});
-  return backend::last_launch_status();
+  if (vec) return go(std::integral_constant<int, unit_elems<In>>{});
+  return go(std::integral_constant<int, 1>{});
 }
 
 template <spec S, tuning R, class In>
@@ -313,8 +322,8 @@ status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>&
   const dim3 grid(static_cast<unsigned>((in.cols + R.tile_cols - 1) / R.tile_cols),
                   static_cast<unsigned>((in.rows + R.tile_rows - 1) / R.tile_rows), static_cast<unsigned>(in.batch));
   constexpr bool staged = R.store != store_path::direct;
-  col_cast_kernel<spec_c<S>, tuning_c<R>, In, staged><<<grid, R.threads, 0, stream>>>(in, out, amax_bits, seed);
-  return backend::last_launch_status();
+  return backend::launch_dependent<col_cast_kernel<spec_c<S>, tuning_c<R>, In, staged>>(
+      grid, R.threads, stream, in, out, amax_bits, seed);
 }
 
 // Colwise in one launch (col_relay_kernel) where the input is row-major with 16-byte aligned

@@ -7,6 +7,7 @@
 
 #include <cooperative_groups.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <type_traits>
@@ -40,6 +41,60 @@ inline status last_launch_status() { return to_status(cudaGetLastError()); }
 
 inline status memset_async(void* p, int value, std::size_t bytes, gpu_stream stream) {
   return to_status(cudaMemsetAsync(p, value, bytes, stream));
+}
+
+/// Whether Kernel's device code on device `dev` was compiled for sm_90 or newer, i.e. its
+/// wait_prior_grid() is real. The answer (cudaFuncGetAttributes' ptxVersion) is kept per device
+/// after the first query, so a launch costs no driver query.
+template <auto Kernel>
+status waits_for_prior_grid(int dev, bool* yes) {
+  static std::atomic<int> known[32];  // per device: ptxVersion + 1, or 0 before the first query
+  int v = dev >= 0 && dev < 32 ? known[dev].load(std::memory_order_relaxed) : 0;
+  if (v == 0) {
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, Kernel) != cudaSuccess) return status::device_error;
+    v = fa.ptxVersion + 1;
+    if (dev >= 0 && dev < 32) known[dev].store(v, std::memory_order_relaxed);
+  }
+  *yes = v - 1 >= 90;
+  return status::success;
+}
+
+/// Launch Kernel as a programmatic dependent of the kernel before it in `stream` where the
+/// device and Kernel's device code are sm_90 or newer: its blocks may start while that kernel
+/// drains, so Kernel must call wait_prior_grid() before it touches any memory. Elsewhere an
+/// ordinary launch. (H200, 2026-11-30: tensorwise's cast launched this way saved 1.3-2.1 us per
+/// call, docs/design.md.)
+template <auto Kernel, class... A>
+status launch_dependent(dim3 grid, int threads, gpu_stream stream, const A&... args) {
+  int dev = 0;
+  int major = 0;
+  bool waits = false;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return status::device_error;
+  if (major >= 9) {
+    const status st = waits_for_prior_grid<Kernel>(dev, &waits);
+    if (st != status::success) return st;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = waits ? 1 : 0;  // code for an older architecture has no wait: launch it plainly
+  return to_status(cudaLaunchKernelEx(&cfg, Kernel, args...));
+}
+
+/// Wait until the kernels this one was launched after (launch_dependent) have finished and
+/// their writes are visible; returns at once for an ordinary launch and before sm_90.
+__device__ inline void wait_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 /// Arch traits of the device that owns `stream`'s current device, read with cheap attribute
