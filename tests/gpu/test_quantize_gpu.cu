@@ -145,7 +145,7 @@ int graphs(cudaStream_t s) {
   p += run_case<t, tuning{.tensor = tensor_path::last_block}, bf16>("graph/tensor/last_block", sh, data_kind::adversarial, 8, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row", sh, data_kind::adversarial, 6, 3, s, true);
   p += run_case<c, tuning{}, bf16>("graph/col", sh_t, data_kind::adversarial, 7, 3, s, true);
-  // the cast launches that start while their amax launch drains (launch_dependent, sm_90+)
+  // the cast launches that start while their amax launch drains (dependent launches, sm_90+)
   const shape sh_ci{1, 300, 520, layout::col_major, 0, layout::row_major, 0};
   p += run_case<c, tuning{.col = col_path::two_launch}, bf16>("graph/col/two_launch", sh_t, data_kind::adversarial, 9, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row/tiled", sh_ci, data_kind::adversarial, 10, 3, s, true);

@@ -108,9 +108,9 @@ status launch_tiled(const matrix_view<const In>& in, const quantized<S>& out,
   const dim3 grid(gx, gy, gz);
   // The store path and vector widths are run-time facts of the views: pick the instantiation.
   auto go = [&](auto vin, auto vout, auto stg) {
-    return backend::launch_dependent<
+    return backend::launch<
         tile_cast_kernel<sc, tc, In, A, decltype(vin)::value, decltype(vout)::value, decltype(stg)::value>>(
-        grid, R.threads, stream, in, out, amax_bits, seed);
+        true, grid, R.threads, stream, in, out, amax_bits, seed);
   };
   using t_ = std::true_type;
   using f_ = std::false_type;
@@ -187,19 +187,10 @@ status launch_flat_cast(const matrix_view<const In>& in, const quantized<S>& out
   // Dynamic scaling: a dependent of the amax launch just before it. With a given scale the
   // launch before is a memset: an ordinary launch.
   auto go = [&](auto u) {
-    constexpr auto kernel = flat_cast_kernel<sc, tc, In, decltype(u)::value, K, Record>;
-    if constexpr (Record) {
-      kernel<<<grid, R.threads, 0, stream>>>(
-          in.data, dst, count, in.batch_stride, out.data.batch_stride, amax_bits, given_scale, record_bits,
-          scale_out, out.scale.batch_stride, inverse_out, out.inverse.batch_stride, in.rows, in.cols,
-          col_major, seed);
-      return backend::last_launch_status();
-    } else {
-      return backend::launch_dependent<kernel>(
-          grid, R.threads, stream, in.data, dst, count, in.batch_stride, out.data.batch_stride,
-          amax_bits, given_scale, record_bits, scale_out, out.scale.batch_stride, inverse_out,
-          out.inverse.batch_stride, in.rows, in.cols, col_major, seed);
-    }
+    return backend::launch<flat_cast_kernel<sc, tc, In, decltype(u)::value, K, Record>>(
+        !Record, grid, R.threads, stream, in.data, dst, count, in.batch_stride, out.data.batch_stride,
+        amax_bits, given_scale, record_bits, scale_out, out.scale.batch_stride, inverse_out,
+        out.inverse.batch_stride, in.rows, in.cols, col_major, seed);
   };
   if (vec) return go(std::integral_constant<int, unit_elems<In>>{});
   return go(std::integral_constant<int, 1>{});
@@ -322,8 +313,8 @@ status launch_col_streaming(const matrix_view<const In>& in, const quantized<S>&
   const dim3 grid(static_cast<unsigned>((in.cols + R.tile_cols - 1) / R.tile_cols),
                   static_cast<unsigned>((in.rows + R.tile_rows - 1) / R.tile_rows), static_cast<unsigned>(in.batch));
   constexpr bool staged = R.store != store_path::direct;
-  return backend::launch_dependent<col_cast_kernel<spec_c<S>, tuning_c<R>, In, staged>>(
-      grid, R.threads, stream, in, out, amax_bits, seed);
+  return backend::launch<col_cast_kernel<spec_c<S>, tuning_c<R>, In, staged>>(
+      true, grid, R.threads, stream, in, out, amax_bits, seed);
 }
 
 // Colwise in one launch (col_relay_kernel) where the input is row-major with 16-byte aligned

@@ -60,20 +60,20 @@ status waits_for_prior_grid(int dev, bool* yes) {
   return status::success;
 }
 
-/// Launch Kernel as a programmatic dependent of the kernel before it in `stream` where the
-/// device and Kernel's device code are sm_90 or newer: its blocks may start while that kernel
-/// drains, so Kernel must call wait_prior_grid() before it touches any memory. Elsewhere an
-/// ordinary launch. (H200, 2026-11-30: 1.4-1.8 us less per tensorwise call at five shapes,
-/// docs/design.md.)
+/// Launch Kernel on `stream`. dependent: as a programmatic dependent of the kernel just before
+/// it in `stream`, where the device and Kernel's device code are sm_90 or newer: its blocks may
+/// start while that kernel drains, so Kernel must call wait_prior_grid() before it touches any
+/// memory. Otherwise, and elsewhere, an ordinary launch. (H200, 2026-11-30: 1.4-1.8 us less per
+/// tensorwise call at five shapes, docs/design.md.)
 template <auto Kernel, class... A>
-status launch_dependent(dim3 grid, int threads, gpu_stream stream, const A&... args) {
+status launch(bool dependent, dim3 grid, int threads, gpu_stream stream, const A&... args) {
   int dev = 0;
   int major = 0;
   bool waits = false;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+  if (dependent && (cudaGetDevice(&dev) != cudaSuccess ||
+                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess))
     return status::device_error;
-  if (major >= 9) {
+  if (dependent && major >= 9) {
     const status st = waits_for_prior_grid<Kernel>(dev, &waits);
     if (st != status::success) return st;
   }
@@ -89,7 +89,7 @@ status launch_dependent(dim3 grid, int threads, gpu_stream stream, const A&... a
   return to_status(cudaLaunchKernelEx(&cfg, Kernel, args...));
 }
 
-/// Wait until the kernels this one was launched after (launch_dependent) have finished and
+/// Wait until the kernels this one was launched after (launch, dependent) have finished and
 /// their writes are visible; returns at once for an ordinary launch and before sm_90.
 __device__ inline void wait_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

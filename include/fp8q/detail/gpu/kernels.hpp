@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   constexpr tuning T = TC::value;
   constexpr int threads = T.threads;
   constexpr std::int64_t chunk = static_cast<std::int64_t>(threads) * K;
-  backend::wait_prior_grid();  // the amax launch (launched with launch_dependent)
+  backend::wait_prior_grid();  // the amax launch (this one is a dependent launch)
   const std::int64_t b = blockIdx.y;
   const In* src = in + b * in_stride;         // [count] In
   std::uint8_t* dst = out + b * out_stride;   // [count] FP8
@@ -583,7 +583,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   __shared__ std::uint32_t qwords[Staged ? (TR * TCOL + pad * big) / 4 : 1];
   __shared__ float scales[A == group_axis::col ? TCOL : (A == group_axis::row ? TR : 1)];
 
-  backend::wait_prior_grid();  // the amax launch (launched with launch_dependent)
+  backend::wait_prior_grid();  // the amax launch (this one is a dependent launch)
   // Tiles in reverse launch order: the amax launch finished on the last tiles, which are the
   // ones still in L2 when this launch starts.
   const block_pos at = reverse_block();
@@ -938,7 +938,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   __shared__ std::uint32_t words[col_tile_bytes<T, Staged> / 4];
   __shared__ float scales[TCOL];
 
-  backend::wait_prior_grid();  // the amax launch (launched with launch_dependent)
+  backend::wait_prior_grid();  // the amax launch (this one is a dependent launch)
   const block_pos at = reverse_block();
   const std::int64_t bx = at.x;
   const std::int64_t by = at.y;

@@ -38,15 +38,15 @@ inline status memset_async(void* p, int value, std::size_t bytes, gpu_stream str
   return to_status(hipMemsetAsync(p, value, bytes, stream));
 }
 
-/// An ordinary launch: HIP has no programmatic dependent launch (the CUDA adapter's
-/// launch_dependent lets the kernel start while the previous one drains).
+/// An ordinary launch, dependent or not: HIP has no programmatic dependent launch (the CUDA
+/// adapter's launch lets a dependent kernel start while the previous one drains).
 template <auto Kernel, class... A>
-status launch_dependent(dim3 grid, int threads, gpu_stream stream, const A&... args) {
+status launch(bool /*dependent*/, dim3 grid, int threads, gpu_stream stream, const A&... args) {
   Kernel<<<grid, threads, 0, stream>>>(args...);
   return last_launch_status();
 }
 
-/// Nothing to wait for: every launch on HIP is ordinary (see launch_dependent).
+/// Nothing to wait for: every launch on HIP is ordinary (see launch).
 __device__ inline void wait_prior_grid() {}
 
 inline status current_device_traits(arch_traits* t, int* multiprocessors) {
