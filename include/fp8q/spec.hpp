@@ -57,22 +57,36 @@ struct f32_constant {
 /// What to produce. Designated initializers read well:
 ///   constexpr fp8q::spec rowwise{.out = fp8q::format::e4m3fnuz,
 ///                                .granularity = fp8q::granularity::row};
+/// The one-byte fields come first and the four-byte ones last, so a spec has no padding (a
+/// class with padding is misread as a template argument by clang: see template_argument_safe).
 struct spec {
   fp8q::format out = fp8q::format::e4m3fn;
   fp8q::granularity granularity = fp8q::granularity::row;
-  int block_rows = 0;  ///< granularity::block only
-  int block_cols = 0;  ///< granularity::block only
   fp8q::scale_format scale = fp8q::scale_format::f32;
-  f32_constant eps = 1e-12f;  ///< s = max / max(amax, eps)
-  bool power_of_2 = false;    ///< round s down to a power of two (exponent mask)
+  bool power_of_2 = false;  ///< round s down to a power of two (exponent mask)
   fp8q::e8m0_rounding mx_rounding = fp8q::e8m0_rounding::floor;
   stored_scale store = stored_scale::inverse;
   fp8q::rounding rounding = fp8q::rounding::nearest_even;
   fp8q::overflow overflow = fp8q::overflow::saturate;
+  int block_rows = 0;         ///< granularity::block only
+  int block_cols = 0;         ///< granularity::block only
+  f32_constant eps = 1e-12f;  ///< s = max / max(amax, eps)
 
   friend constexpr bool operator==(const spec&, const spec&) = default;
 };
 
+namespace detail {
+/// Whether T may be the type of a class-type template parameter in fp8q: every bit of it is
+/// value (no padding). clang 14-19 compute member offsets of a template parameter object with
+/// padding against the wrong LLVM type (llvm/llvm-project#146272): a member read after interior
+/// padding returns the bytes of another member, on the host and on AMD GPUs alike
+/// (docs/design.md, "Class-type template arguments").
+template <class T>
+inline constexpr bool template_argument_safe = std::has_unique_object_representations_v<T>;
+}  // namespace detail
+
+static_assert(detail::template_argument_safe<spec>,
+              "fp8q: spec must have no padding (clang misreads padded template arguments)");
 /// MX spec: blocks of 1x32 (along rows) or 32x1 (along columns) with e8m0 scales.
 constexpr spec mx_spec(format out, int block_rows, int block_cols,
                        e8m0_rounding r = e8m0_rounding::floor) {

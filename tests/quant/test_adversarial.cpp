@@ -228,7 +228,7 @@ TEST_CASE("adversarial: subnormal amaxes", "[host][adversarial]") {
   SECTION("eps = 2^-149: s = 448 / 2^-140 overflows f32 to Inf, 1/s = 0") {
     // x*Inf = ±Inf -> saturates to ±448 (0x7E / 0xFE); 0*Inf = NaN -> a NaN code
     constexpr spec S{.out = format::e4m3fn, .granularity = granularity::row,
-                     .eps = f32_constant{std::uint32_t{1}}, .store = stored_scale::both};
+                     .store = stored_scale::both, .eps = f32_constant{std::uint32_t{1}}};
     e4m3fn q[3];
     float s = 0, inv = 0;
     const quantized<S> out{row_major(q, 1, 3), row_major(&s, 1, 1), row_major(&inv, 1, 1)};
@@ -241,7 +241,7 @@ TEST_CASE("adversarial: subnormal amaxes", "[host][adversarial]") {
   }
   SECTION("bf16 subnormal amax 2^-130, eps 2^-140: s = 448 * 2^130 overflows as well") {
     constexpr spec S{.out = format::e4m3fn, .granularity = granularity::tensor,
-                     .eps = f32_constant{std::uint32_t{1u << 9}}, .store = stored_scale::multiplier};
+                     .store = stored_scale::multiplier, .eps = f32_constant{std::uint32_t{1u << 9}}};
     const bf16 y[2] = {to_bf16(std::ldexp(1.0f, -130)), to_bf16(-std::ldexp(1.0f, -133))};
     REQUIRE(to_float(y[0]) == std::ldexp(1.0f, -130));
     e4m3fn q[2];
@@ -321,8 +321,8 @@ constexpr spec adv_tensor{.out = format::e4m3fnuz, .granularity = granularity::t
                           .store = stored_scale::both};
 constexpr spec adv_col{.out = format::e5m2, .granularity = granularity::col,
                        .store = stored_scale::both, .overflow = overflow::propagate};
-constexpr spec adv_block{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 3,
-                         .block_cols = 4, .power_of_2 = true, .store = stored_scale::both};
+constexpr spec adv_block{.out = format::e4m3fn, .granularity = granularity::block, .power_of_2 = true,
+                         .store = stored_scale::both, .block_rows = 3, .block_cols = 4};
 constexpr spec adv_mx = mx_spec(format::e4m3fn, 32, 1, e8m0_rounding::rceil);
 constexpr spec adv_gcol{.out = format::e4m3fn, .granularity = granularity::group_col,
                         .store = stored_scale::both};

@@ -87,8 +87,8 @@ constexpr spec row_both{.out = format::e4m3fn, .granularity = granularity::row,
 constexpr spec row_mult{.out = format::e4m3fn, .granularity = granularity::row,
                         .store = stored_scale::multiplier};
 constexpr spec tensor_inv{.out = format::e5m2, .granularity = granularity::tensor};
-constexpr spec block_2x4{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 2,
-                         .block_cols = 4, .store = stored_scale::both};
+constexpr spec block_2x4{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
+                         .block_rows = 2, .block_cols = 4};
 constexpr spec gcol{.out = format::e4m3fn, .granularity = granularity::group_col,
                     .store = stored_scale::both};
 constexpr spec grow{.out = format::e4m3fn, .granularity = granularity::group_row,

@@ -95,8 +95,8 @@ TEST_CASE("hand: tensorwise all-zero tensor, eps decides the scale", "[host][han
   }
   {
     // eps = 1: amax 0.5 < eps -> s = 448 / 1 = 448; x = 0.5 -> 224 = 1.75*2^7 -> 0x76
-    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::tensor, .eps = 1.0f,
-                     .store = stored_scale::multiplier};
+    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::multiplier,
+                     .eps = 1.0f};
     const float y[2] = {0.5f, -0.25f};  // -0.25*448 = -112 = -1.75*2^6 -> E=13 M=6 -> 0xEE
     e4m3fn q[2];
     float s = 0;

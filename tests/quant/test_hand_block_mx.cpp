@@ -29,8 +29,8 @@ std::vector<int> codes(const fp8<F>* p, std::size_t n) {
 }  // namespace
 
 TEST_CASE("hand: block 2x2 on a 3x3 input (partial edge blocks)", "[host][hand]") {
-  constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 2,
-                   .block_cols = 2, .store = stored_scale::both};
+  constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
+                   .block_rows = 2, .block_cols = 2};
   const float x[9] = {1, 2, 4,      //
                       -3, 0.5f, -8,  //
                       7, 0.25f, 16};
@@ -73,8 +73,8 @@ TEST_CASE("hand: block 1x128 on 2x130 and 128x1 on 130x2", "[host][hand]") {
   const u32v want_s{0x43600000u, 0x43155555u, 0x57cbba10u, 0x44e00000u};  // (2, 2) row-major
 
   SECTION("1x128 along rows") {
-    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 1,
-                     .block_cols = 128, .store = stored_scale::multiplier};
+    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::multiplier,
+                     .block_rows = 1, .block_cols = 128};
     std::vector<e4m3fn> q(2 * 130);
     float s[4];
     const quantized<S> out{row_major(q.data(), 2, 130), row_major(s, 2, 2), {}};
@@ -83,8 +83,8 @@ TEST_CASE("hand: block 1x128 on 2x130 and 128x1 on 130x2", "[host][hand]") {
     CHECK(f32_bits(s, 4) == want_s);
   }
   SECTION("128x1 along columns: the transpose, stored column-major") {
-    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 128,
-                     .block_cols = 1, .store = stored_scale::multiplier};
+    constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::multiplier,
+                     .block_rows = 128, .block_cols = 1};
     // the same memory read as a column-major 130 x 2 matrix is the transpose of the above
     std::vector<e4m3fn> q(2 * 130);
     float s[4];
@@ -98,8 +98,8 @@ TEST_CASE("hand: block 1x128 on 2x130 and 128x1 on 130x2", "[host][hand]") {
 }
 
 TEST_CASE("hand: block 128x128 on a 3x5 input is one partial block", "[host][hand]") {
-  constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 128,
-                   .block_cols = 128, .store = stored_scale::both};
+  constexpr spec S{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
+                   .block_rows = 128, .block_cols = 128};
   const float x[15] = {1, 2, 3, 4, 5,  //
                        -1, -2, -3, -4, -5,  //
                        0.5f, 0.25f, 0, 0, 0};

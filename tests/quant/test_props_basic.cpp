@@ -36,7 +36,7 @@ constexpr spec col_fnuz{.out = format::e5m2fnuz, .granularity = granularity::col
 constexpr spec col_sr{.out = format::e4m3fn, .granularity = granularity::col,
                       .store = stored_scale::both, .rounding = rounding::stochastic};
 constexpr spec row_big_eps{.out = format::e4m3fn, .granularity = granularity::row,
-                           .eps = 1e-3f, .store = stored_scale::both};
+                           .store = stored_scale::both, .eps = 1e-3f};
 
 }  // namespace
 

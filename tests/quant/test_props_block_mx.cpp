@@ -30,15 +30,15 @@ void props(const char* tag, const std::vector<shape3>& shapes, const fq::gen_cfg
   CHECK(covered > 100);
 }
 
-constexpr spec blk_1x128{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 1,
-                         .block_cols = 128, .store = stored_scale::both};
-constexpr spec blk_128x1{.out = format::e5m2, .granularity = granularity::block, .block_rows = 128,
-                         .block_cols = 1, .power_of_2 = true, .store = stored_scale::multiplier};
+constexpr spec blk_1x128{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
+                         .block_rows = 1, .block_cols = 128};
+constexpr spec blk_128x1{.out = format::e5m2, .granularity = granularity::block, .power_of_2 = true,
+                         .store = stored_scale::multiplier, .block_rows = 128, .block_cols = 1};
 constexpr spec blk_128x128{.out = format::e4m3fnuz, .granularity = granularity::block,
                            .block_rows = 128, .block_cols = 128};
-constexpr spec blk_2x3_sr{.out = format::e4m3fn, .granularity = granularity::block, .block_rows = 2,
-                          .block_cols = 3, .store = stored_scale::both,
-                          .rounding = rounding::stochastic};
+constexpr spec blk_2x3_sr{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
+                          .rounding = rounding::stochastic, .block_rows = 2,
+                          .block_cols = 3};
 
 constexpr spec mx_rows_floor = mx_spec(format::e4m3fn, 1, 32, e8m0_rounding::floor);
 constexpr spec mx_cols_rceil = mx_spec(format::e4m3fn, 32, 1, e8m0_rounding::rceil);
