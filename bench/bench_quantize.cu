@@ -8,8 +8,10 @@
 //   relaxed / acq_rel / seq_cst  memory order of the amax atomics
 //   threads128 / threads512    threads per block
 //   tile<R>x<C>                tile_rows x tile_cols
-//   relay / two_launch / one_pass  col_path (colwise: one launch, two streaming passes, clusters)
-//   two_launch / last_block    tensor_path (tensorwise: amax then cast, or one cooperative launch)
+//   relay / two_launch / one_pass  colwise family by name (gpu_path::col_relay / col_streaming /
+//                              col_cluster: one launch, two streaming passes, clusters)
+//   two_launch / last_block    tensorwise family by name (gpu_path::tensor_two_launch /
+//                              tensor_last_block: amax then cast, or one cooperative launch)
 // Google Benchmark appends "/manual_time" to every name (and _mean/_median/... to aggregates);
 // report.py strips that. Filter with a regex as usual: --benchmark_filter='^rowwise/'.
 //
@@ -247,8 +249,8 @@ std::size_t rotation_count(std::int64_t rows, std::int64_t cols) {
   return std::max<std::size_t>(1, (2 * l2 + one - 1) / one);
 }
 
-// The largest workspace any granularity asks for at this shape (fp8q::workspace_size): the
-// colwise relay needs its counters beside the column amax words.
+// The largest workspace any granularity asks for at this shape (fp8q::workspace_size, for any
+// output layout): the colwise relay needs its counters beside the column amax words.
 std::size_t workspace_bytes_for(std::int64_t rows, std::int64_t cols) {
   const auto in = fp8q::row_major<const bf16>(nullptr, rows, cols);  // extents only
   constexpr fp8q::spec row{.granularity = fp8q::granularity::row};
@@ -409,13 +411,13 @@ case_desc quantize_case(const std::string& recipe, const std::string& variant, s
   c.rows = rows;
   c.cols = cols;
   c.bytes = data_bytes(rows, cols) + scale_bytes<S>(rows, cols);
-  c.workspace_bytes = fp8q::workspace_size<S>(fp8q::row_major<const bf16>(nullptr, rows, cols));
+  c.workspace_bytes = fp8q::workspace_size<S, T>(fp8q::row_major<const bf16>(nullptr, rows, cols));
   const std::string name = c.name;
   c.enqueue = [rows, cols, name](const buffer_set& b, cudaStream_t stream) {
     const auto in = fp8q::row_major(b.in, rows, cols);  // [M, N] bf16, row-major
     const fp8q::quantized<S> out = output_views<S>(b, rows, cols, Out);
-    status_check(fp8q::quantize<S, T>(in, out, fp8q::quantize_args{}, b.workspace,
-                                      b.workspace_bytes, stream),
+    status_check(fp8q::quantize<S, T>(in, out, {.stream = stream, .workspace = b.workspace,
+                                                .workspace_bytes = b.workspace_bytes}),
                  name);
   };
   return c;
@@ -433,7 +435,7 @@ case_desc given_scale_case(const std::string& variant, std::int64_t rows, std::i
   c.enqueue = [rows, cols, name](const buffer_set& b, cudaStream_t stream) {
     const auto in = fp8q::row_major(b.in, rows, cols);  // [M, N] bf16, row-major
     const fp8q::quantized<S> out = output_views<S>(b, rows, cols, fp8q::layout::row_major);
-    status_check(fp8q::quantize_with_scale<S, T>(in, out, b.given_scale, b.amax, stream), name);
+    status_check(fp8q::quantize_with_scale<S, T>(in, out, b.given_scale, b.amax, {.stream = stream}), name);
   };
   return c;
 }
@@ -522,11 +524,11 @@ constexpr fq::tuning t_threads512{.threads = 512};
 constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
 constexpr fq::tuning t_tile128x128{.tile_rows = 128, .tile_cols = 128};
 constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
-constexpr fq::tuning t_one_pass{.col = fq::col_path::one_pass};
-constexpr fq::tuning t_relay{.col = fq::col_path::relay};
-constexpr fq::tuning t_two_launch{.col = fq::col_path::two_launch};
-constexpr fq::tuning t_tensor_two{.tensor = fq::tensor_path::two_launch};
-constexpr fq::tuning t_last_block{.tensor = fq::tensor_path::last_block};
+constexpr fq::tuning t_one_pass{.path = fq::gpu_path::col_cluster};
+constexpr fq::tuning t_relay{.path = fq::gpu_path::col_relay};
+constexpr fq::tuning t_two_launch{.path = fq::gpu_path::col_streaming};
+constexpr fq::tuning t_tensor_two{.path = fq::gpu_path::tensor_two_launch};
+constexpr fq::tuning t_last_block{.path = fq::gpu_path::tensor_last_block};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;

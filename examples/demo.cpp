@@ -224,8 +224,8 @@ void moe_step(const char* why) {
   std::vector<fp8q::fp8<F>> act_q(act.size());
   std::vector<float> act_inv(static_cast<std::size_t>(tokens));
   const auto act_v = fp8q::row_major<const fp8q::bf16>(act.data(), tokens, hidden);
-  const fp8q::quantized<rowwise> act_out{fp8q::row_major(act_q.data(), tokens, hidden), {},
-                                         fp8q::row_major(act_inv.data(), tokens, 1)};
+  const fp8q::quantized<rowwise> act_out{.data = fp8q::row_major(act_q.data(), tokens, hidden),
+                                         .inverse = fp8q::row_major(act_inv.data(), tokens, 1)};
 
   // expert weights [E, K, N] bf16 -> colwise per expert, scales [E, 1, N]
   constexpr fp8q::spec colwise{.out = F, .granularity = fp8q::granularity::col};
@@ -233,8 +233,8 @@ void moe_step(const char* why) {
   std::vector<fp8q::fp8<F>> w_q(w.size());
   std::vector<float> w_inv(static_cast<std::size_t>(experts * ffn));
   const auto w_v = fp8q::batched(fp8q::row_major<const fp8q::bf16>(w.data(), hidden, ffn), experts);
-  const fp8q::quantized<colwise> w_out{fp8q::batched(fp8q::row_major(w_q.data(), hidden, ffn), experts), {},
-                                       fp8q::batched(fp8q::row_major(w_inv.data(), 1, ffn), experts)};
+  const fp8q::quantized<colwise> w_out{.data = fp8q::batched(fp8q::row_major(w_q.data(), hidden, ffn), experts),
+                                       .inverse = fp8q::batched(fp8q::row_major(w_inv.data(), 1, ffn), experts)};
 
   // weight gradient input: grad [tokens, ffn] per-group colwise over uneven token groups
   // (two experts received no tokens), column-major output, scales [G, N]
@@ -245,9 +245,9 @@ void moe_step(const char* why) {
   std::vector<fp8q::fp8<F>> g_q(g.size());
   std::vector<float> g_s(static_cast<std::size_t>(experts * ffn)), g_inv(g_s.size());
   const auto g_v = fp8q::row_major<const fp8q::bf16>(g.data(), tokens, ffn);
-  const fp8q::quantized<grouped> g_out{fp8q::col_major(g_q.data(), tokens, ffn),
-                                       fp8q::row_major(g_s.data(), experts, ffn),
-                                       fp8q::row_major(g_inv.data(), experts, ffn)};
+  const fp8q::quantized<grouped> g_out{.data = fp8q::col_major(g_q.data(), tokens, ffn),
+                                       .scale = fp8q::row_major(g_s.data(), experts, ffn),
+                                       .inverse = fp8q::row_major(g_inv.data(), experts, ffn)};
   fp8q::quantize_args g_args{};
   g_args.groups = {ends, experts};
 

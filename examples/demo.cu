@@ -40,27 +40,29 @@ int print_gpu_step() {
        cudaMalloc(&act_sd, tokens * 4) == cudaSuccess && cudaMalloc(&w_sd, experts * N * 4) == cudaSuccess;
   const auto act_v = fp8q::row_major<const fp8q::bf16>(act_d, tokens, hidden);
   const auto w_v = fp8q::batched(fp8q::row_major<const fp8q::bf16>(w_d, K, N), experts);
-  const std::size_t ws_bytes = fp8q::workspace_size<colwise>(w_v);
-  ok = ok && cudaMalloc(&ws, ws_bytes) == cudaSuccess;
   ok = ok && cudaMemcpy(act_d, act.data(), act.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
        cudaMemcpy(w_d, w.data(), w.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess;
   if (!ok) {
     std::printf("GPU step: allocation or copy failed\n");
     return 1;
   }
-  const fp8q::quantized<rowwise> act_out{fp8q::row_major(act_qd, tokens, hidden), {},
-                                         fp8q::row_major(act_sd, tokens, 1)};
-  const fp8q::quantized<colwise> w_out{fp8q::batched(fp8q::row_major(w_qd, K, N), experts), {},
-                                       fp8q::batched(fp8q::row_major(w_sd, 1, N), experts)};
+  const fp8q::quantized<rowwise> act_out{.data = fp8q::row_major(act_qd, tokens, hidden),
+                                         .inverse = fp8q::row_major(act_sd, tokens, 1)};
+  const fp8q::quantized<colwise> w_out{.data = fp8q::batched(fp8q::row_major(w_qd, K, N), experts),
+                                       .inverse = fp8q::batched(fp8q::row_major(w_sd, 1, N), experts)};
+  // rowwise on row-major views needs no workspace; the colwise relay keeps its column amax there
+  const std::size_t ws_bytes = fp8q::workspace_size<colwise>(w_v, w_out);
+  ok = ok && fp8q::workspace_size<rowwise>(act_v, act_out) == 0 && cudaMalloc(&ws, ws_bytes) == cudaSuccess;
   cudaEvent_t e0, e1, e2;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   cudaEventCreate(&e2);
   for (int warm = 0; warm < 2; ++warm) {  // the second pass is the timed one
     cudaEventRecord(e0, stream);
-    ok = fp8q::quantize<rowwise>(act_v, act_out, {}, nullptr, 0, stream) == fp8q::status::success;
+    ok = fp8q::quantize<rowwise>(act_v, act_out, {.stream = stream}) == fp8q::status::success;
     cudaEventRecord(e1, stream);
-    ok = ok && fp8q::quantize<colwise>(w_v, w_out, {}, ws, ws_bytes, stream) == fp8q::status::success;
+    ok = ok && fp8q::quantize<colwise>(w_v, w_out, {.stream = stream, .workspace = ws, .workspace_bytes = ws_bytes}) ==
+                   fp8q::status::success;
     cudaEventRecord(e2, stream);
   }
   ok = ok && cudaStreamSynchronize(stream) == cudaSuccess;
@@ -71,10 +73,10 @@ int print_gpu_step() {
   // the host reference for the same inputs
   std::vector<fp8q::fp8<F>> act_q(act.size()), w_q(w.size()), got_a(act.size()), got_w(w.size());
   std::vector<float> act_s(tokens), w_s(experts * N), got_as(tokens), got_ws(experts * N);
-  const fp8q::quantized<rowwise> act_ref{fp8q::row_major(act_q.data(), tokens, hidden), {},
-                                         fp8q::row_major(act_s.data(), tokens, 1)};
-  const fp8q::quantized<colwise> w_ref{fp8q::batched(fp8q::row_major(w_q.data(), K, N), experts), {},
-                                       fp8q::batched(fp8q::row_major(w_s.data(), 1, N), experts)};
+  const fp8q::quantized<rowwise> act_ref{.data = fp8q::row_major(act_q.data(), tokens, hidden),
+                                         .inverse = fp8q::row_major(act_s.data(), tokens, 1)};
+  const fp8q::quantized<colwise> w_ref{.data = fp8q::batched(fp8q::row_major(w_q.data(), K, N), experts),
+                                       .inverse = fp8q::batched(fp8q::row_major(w_s.data(), 1, N), experts)};
   ok = ok && fp8q::host::quantize<rowwise>(fp8q::row_major<const fp8q::bf16>(act.data(), tokens, hidden), act_ref) ==
                  fp8q::status::success;
   ok = ok && fp8q::host::quantize<colwise>(fp8q::batched(fp8q::row_major<const fp8q::bf16>(w.data(), K, N), experts),

@@ -27,25 +27,22 @@ enum class store_path : std::uint8_t {
   staged,     ///< through a padded shared-memory/LDS tile so stores are whole coalesced lines
 };
 
-/// How tensorwise dynamic scaling finds the scale before casting.
-enum class tensor_path : std::uint8_t {
-  automatic,   ///< the measured faster one: two_launch (docs/design.md)
-  two_launch,  ///< amax launch, then cast launch that computes the scale itself
-  last_block,  ///< one cooperative launch: every block keeps part of the tensor on chip, the
-               ///< last block to count in (acq_rel counter) publishes the scale, then all cast
-               ///< (dense views; elsewhere, or without cooperative launches, the two launches)
-};
-
-/// How colwise finds each column's amax before casting.
-enum class col_path : std::uint8_t {
-  automatic,   ///< relay where the views allow it (measured fastest, docs/design.md)
-  relay,       ///< one launch: tiles walk column strips in order; each block takes the amax
-               ///< of one tile, then casts a tile whose strip is complete, a second read that
-               ///< mostly hits L2 (row-major 16-byte aligned input; elsewhere the two launches
-               ///< or the tiled kernels run)
-  one_pass,    ///< thread-block cluster holding whole column strips on chip (NVIDIA sm_90+,
-               ///< row-major 16-byte aligned input); falls back to two_launch where it cannot run
-  two_launch,  ///< amax launch, then a cast launch that re-reads the input (every toolchain)
+/// Which kernel family runs a call (detail/gpu/families/). `automatic` walks the granularity's
+/// ordered path list (detail/gpu/dispatch.hpp) and runs the first family that accepts the views;
+/// any other name forces that family: the call returns bad_layout when it does not accept them
+/// and does not compile for a granularity the family does not serve.
+enum class gpu_path : std::uint8_t {
+  automatic,
+  row_wave,           ///< rowwise: one wave per row, the row in registers (row-major in and out)
+  row_block,          ///< rowwise: one block per row (row-major in and out)
+  tensor_two_launch,  ///< tensorwise on dense views: amax launch, then a cast launch
+  tensor_last_block,  ///< tensorwise on dense views: one cooperative launch; the last block to
+                      ///< count in publishes the scale (opt-in, docs/design.md)
+  col_relay,          ///< colwise: one launch; each block takes one tile's amax, then casts a
+                      ///< tile whose strip is complete (row-major 16-byte aligned input)
+  col_streaming,      ///< colwise: two streaming passes along whole rows
+  col_cluster,        ///< colwise: one pass on thread-block clusters (NVIDIA sm_90+; opt-in)
+  tiled,              ///< any granularity, any layouts: two launches through shared-memory tiles
 };
 
 /// Which f32 -> FP8 conversion the kernels use.
@@ -55,19 +52,24 @@ enum class convert_path : std::uint8_t {
   hardware,   ///< NVIDIA cvt.rn.satfinite (sm_89+) / AMD v_cvt_pk_fp8_f32 after a NaN-keeping clamp
 };
 
-/// A tuning. Zero / automatic fields take the architecture's defaults.
+/// A tuning. Zero / automatic fields take the family's defaults for the architecture. Three
+/// two-byte fields, then six one-byte ones: 12 bytes, no padding (see template_argument_safe).
 struct tuning {
-  int threads = 0;       ///< threads per block (a multiple of the wave size)
-  int tile_rows = 0;     ///< rows per block tile (colwise / transposed paths)
-  int tile_cols = 0;     ///< columns per block tile
+  std::int16_t threads = 0;    ///< threads per block (a multiple of the wave size, at most 1024)
+  std::int16_t tile_rows = 0;  ///< rows per block tile (colwise / transposed paths)
+  std::int16_t tile_cols = 0;  ///< columns per block tile
   store_path store = store_path::automatic;
   memory_order amax_order = memory_order::relaxed;
   memory_scope amax_scope = memory_scope::device;
-  tensor_path tensor = tensor_path::automatic;
-  col_path col = col_path::automatic;
   convert_path convert = convert_path::automatic;
+  gpu_path path = gpu_path::automatic;
+  std::uint8_t units = 0;  ///< 16-byte units in flight per thread in the streaming loops of the
+                           ///< tensorwise families and the colwise amax pass (0: the family's)
   friend constexpr bool operator==(const tuning&, const tuning&) = default;
 };
+
+static_assert(detail::template_argument_safe<tuning>,
+              "fp8q: tuning must have no padding (clang misreads padded template arguments)");
 
 /// Hardware facts a default tuning depends on, known at compile time for each device pass.
 struct arch_traits {
@@ -92,7 +94,6 @@ constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
   if (t.threads == 0) t.threads = 256;
   if (t.tile_rows == 0) t.tile_rows = 64;
   if (t.tile_cols == 0) t.tile_cols = 64;
-  if (t.tensor == tensor_path::automatic) t.tensor = tensor_path::two_launch;
   // convert stays `automatic` here: the backend resolves it per device pass (hardware on NVIDIA
   // sm_89+ for e4m3fn/e5m2, proven identical on all 2^32 inputs on an H200; software on AMD,
   // where the hardware path is ISA-checked but was never run).
@@ -101,13 +102,14 @@ constexpr tuning resolve_tuning(tuning t, const spec& s, arch_traits a) {
 }
 
 /// Why a tuning is rejected (none when fine).
-enum class tuning_error : std::uint8_t { none, threads, tile };
+enum class tuning_error : std::uint8_t { none, threads, tile, units };
 
 constexpr tuning_error validate(const tuning& t, arch_traits a) {
   if (t.threads != 0 && (t.threads < a.wave_size || t.threads > 1024 || t.threads % a.wave_size))
     return tuning_error::threads;
   if (t.tile_rows < 0 || t.tile_cols < 0 || t.tile_rows % 16 || t.tile_cols % 16)
     return tuning_error::tile;
+  if (t.units > 32) return tuning_error::units;
   return tuning_error::none;
 }
 

@@ -106,6 +106,12 @@ void scale_extents(const shape& sh, std::int64_t& r, std::int64_t& c) {
 
 inline std::uint32_t bits_of(float f) { return __builtin_bit_cast(std::uint32_t, f); }
 
+/// Cases run per family (index: gpu_path), over the whole program.
+inline int (&path_runs())[16] {
+  static int runs[16] = {};
+  return runs;
+}
+
 /// Runs one case; returns the number of problems found (0 = byte-identical every time).
 template <spec S, tuning T, class In>
 int run_case(const char* label, const shape& sh, data_kind kind, std::uint64_t seed, int repeats,
@@ -141,11 +147,30 @@ int run_case(const char* label, const shape& sh, data_kind kind, std::uint64_t s
   device_buffer<data_t> out_d(static_cast<std::size_t>(out_span));
   device_buffer<float> s_d(static_cast<std::size_t>(n_scales)), i_d(static_cast<std::size_t>(n_scales));
   const matrix_view<const In> in_v = make_view<const In>(in_d.ptr, sh.batch, sh.rows, sh.cols, sh.in_order, sh.in_pad);
-  const std::size_t ws_bytes = workspace_size<S>(in_v);
-  device_buffer<unsigned char> ws(ws_bytes > 0 ? ws_bytes : 1);
   cudaMemcpy(in_d.ptr, in_h.data(), in_h.size() * sizeof(In), cudaMemcpyHostToDevice);
   quantized<S> out{make_view<data_t>(out_d.ptr, sh.batch, sh.rows, sh.cols, sh.out_order, sh.out_pad),
                    batched(row_major(s_d.ptr, sr, sc), sh.batch), batched(row_major(i_d.ptr, sr, sc), sh.batch)};
+  // The family that runs: a forced path runs only on the views it accepts (elsewhere the call
+  // returns bad_layout and the case is not counted); the automatic walk always finds one.
+  gpu_path path{};
+  const status chosen = chosen_path<S, T>(in_v, out, &path);
+  if (chosen == status::bad_layout && T.path != gpu_path::automatic) return 0;
+  if (chosen != status::success || (T.path != gpu_path::automatic && path != T.path)) {
+    std::printf("  [%s] chosen_path: %s (path %d)\n", label, to_string(chosen), static_cast<int>(path));
+    return 1;
+  }
+  ++path_runs()[static_cast<int>(path)];
+  // The exact size for these views, never above the size for any output; the workspace is
+  // poisoned before every run (each family zeroes what it reads).
+  const std::size_t ws_bytes = workspace_size<S, T>(in_v, out);
+  if (ws_bytes > workspace_size<S, T>(in_v)) {
+    std::printf("  [%s] workspace_size(in, out) %zu above workspace_size(in) %zu\n", label, ws_bytes,
+                workspace_size<S, T>(in_v));
+    return 1;
+  }
+  device_buffer<unsigned char> ws(ws_bytes > 0 ? ws_bytes : 1);
+  const gpu_args call{.stream = stream, .workspace = ws_bytes > 0 ? ws.ptr : nullptr,
+                      .workspace_bytes = ws_bytes, .seed = args.seed};
 
   int problems = 0;
   std::vector<data_t> got(static_cast<std::size_t>(out_span));
@@ -154,7 +179,8 @@ int run_case(const char* label, const shape& sh, data_kind kind, std::uint64_t s
   cudaGraph_t graph = nullptr;
   if (use_graph) {
     cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
-    const status st = quantize<S, T>(in_v, out, args, ws.ptr, ws_bytes, stream);
+    if (ws_bytes > 0) cudaMemsetAsync(ws.ptr, 0xA5, ws_bytes, stream);
+    const status st = quantize<S, T>(in_v, out, call);
     const cudaError_t e = cudaStreamEndCapture(stream, &graph);
     if (st != status::success || e != cudaSuccess ||
         cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
@@ -167,11 +193,12 @@ int run_case(const char* label, const shape& sh, data_kind kind, std::uint64_t s
     cudaMemsetAsync(out_d.ptr, poison, out_span, stream);
     cudaMemsetAsync(s_d.ptr, 0xFF, n_scales * 4, stream);
     cudaMemsetAsync(i_d.ptr, 0xFF, n_scales * 4, stream);
+    if (ws_bytes > 0 && !use_graph) cudaMemsetAsync(ws.ptr, poison, ws_bytes, stream);
     status st = status::success;
     if (use_graph) {
       if (cudaGraphLaunch(exec, stream) != cudaSuccess) st = status::device_error;
     } else {
-      st = quantize<S, T>(in_v, out, args, ws.ptr, ws_bytes, stream);
+      st = quantize<S, T>(in_v, out, call);
     }
     const cudaError_t e = cudaStreamSynchronize(stream);
     if (st != status::success || e != cudaSuccess) {

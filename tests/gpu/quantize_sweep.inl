@@ -13,20 +13,27 @@ template <granularity G>
 constexpr spec base_spec{.out = F, .granularity = G, .store = stored_scale::both};
 
 // Three tunings that differ in everything a tuning can change; bytes must not. The default
-// resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware;
-// colwise on row-major aligned input takes the one-launch relay (default), the two streaming
-// passes with direct stores (t_small) or the one-pass cluster kernel where the device has
-// clusters (t_wide; two passes elsewhere); tensorwise on dense views takes two launches
-// (default, t_small) or one cooperative launch (t_wide). relay_paths() and
-// single_launch_tensor() in test_quantize_gpu.cu cover those kernels' other tunings.
+// resolves `convert` per backend (hardware on NVIDIA), t_small forces software, t_wide hardware.
+// Each runs the automatic walk, then every family of the granularity by name (gpu_path) on the
+// shapes that family accepts, so a family the walk never picks by default is proven too.
+// relay_paths() and single_launch_tensor() in test_quantize_gpu.cu cover more tunings of the
+// one-launch families.
 constexpr tuning t_default{};
 constexpr tuning t_small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .store = store_path::direct,
-                         .amax_order = memory_order::acq_rel, .col = col_path::two_launch,
-                         .convert = convert_path::software};
+                         .amax_order = memory_order::acq_rel, .convert = convert_path::software};
 constexpr tuning t_wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .store = store_path::staged,
-                        .amax_order = memory_order::seq_cst, .tensor = tensor_path::last_block,
-                        .col = col_path::one_pass,
-                        .convert = convert_path::hardware};
+                        .amax_order = memory_order::seq_cst, .convert = convert_path::hardware};
+
+constexpr tuning with_path(tuning t, gpu_path p) {
+  t.path = p;
+  return t;
+}
+
+constexpr int tuning_id(const tuning& t) {
+  tuning base = t;
+  base.path = gpu_path::automatic;
+  return base == t_default ? 0 : (base == t_small ? 1 : 2);
+}
 
 std::vector<shape> shapes(bool quick) {
   std::vector<shape> v = {
@@ -57,8 +64,8 @@ int sweep_one(const char* in_name, cudaStream_t stream, bool quick, std::uint64_
   int i = 0;
   for (const shape& sh : shapes(quick)) {
     for (data_kind kind : {data_kind::random, data_kind::adversarial}) {
-      std::snprintf(label, sizeof label, "%s/%s/%s/tuning%d/shape%d/%s", to_string(G), to_string(F), in_name,
-                    T == t_default ? 0 : (T == t_small ? 1 : 2), i, kind == data_kind::random ? "random" : "adversarial");
+      std::snprintf(label, sizeof label, "%s/%s/%s/tuning%d/path%d/shape%d/%s", to_string(G), to_string(F), in_name,
+                    tuning_id(T), static_cast<int>(T.path), i, kind == data_kind::random ? "random" : "adversarial");
       problems += run_case<base_spec<G>, T, In>(label, sh, kind, ++seed, quick ? 0 : 1, stream);
     }
     ++i;
@@ -66,19 +73,38 @@ int sweep_one(const char* in_name, cudaStream_t stream, bool quick, std::uint64_
   return problems;
 }
 
+// The automatic walk, then each of the granularity's families by name, under tuning T.
+template <granularity G, tuning T, class In>
+int sweep_paths(const char* in_name, cudaStream_t stream, bool quick, std::uint64_t& seed) {
+  int p = sweep_one<G, T, In>(in_name, stream, quick, seed);
+  if constexpr (G == granularity::tensor) {
+    p += sweep_one<G, with_path(T, gpu_path::tensor_two_launch), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::tensor_last_block), In>(in_name, stream, quick, seed);
+  } else if constexpr (G == granularity::row) {
+    p += sweep_one<G, with_path(T, gpu_path::row_wave), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::row_block), In>(in_name, stream, quick, seed);
+  } else {
+    p += sweep_one<G, with_path(T, gpu_path::col_relay), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::col_streaming), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::col_cluster), In>(in_name, stream, quick, seed);
+  }
+  p += sweep_one<G, with_path(T, gpu_path::tiled), In>(in_name, stream, quick, seed);
+  return p;
+}
+
 template <class In>
 int sweep_input(const char* in_name, cudaStream_t stream, bool quick, std::uint64_t& seed) {
   int p = 0;
-  p += sweep_one<granularity::tensor, t_default, In>(in_name, stream, quick, seed);
-  p += sweep_one<granularity::row, t_default, In>(in_name, stream, quick, seed);
-  p += sweep_one<granularity::col, t_default, In>(in_name, stream, quick, seed);
+  p += sweep_paths<granularity::tensor, t_default, In>(in_name, stream, quick, seed);
+  p += sweep_paths<granularity::row, t_default, In>(in_name, stream, quick, seed);
+  p += sweep_paths<granularity::col, t_default, In>(in_name, stream, quick, seed);
   if (!quick) {
-    p += sweep_one<granularity::tensor, t_small, In>(in_name, stream, quick, seed);
-    p += sweep_one<granularity::row, t_small, In>(in_name, stream, quick, seed);
-    p += sweep_one<granularity::col, t_small, In>(in_name, stream, quick, seed);
-    p += sweep_one<granularity::tensor, t_wide, In>(in_name, stream, quick, seed);
-    p += sweep_one<granularity::row, t_wide, In>(in_name, stream, quick, seed);
-    p += sweep_one<granularity::col, t_wide, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::tensor, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::row, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::col, t_small, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::tensor, t_wide, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::row, t_wide, In>(in_name, stream, quick, seed);
+    p += sweep_paths<granularity::col, t_wide, In>(in_name, stream, quick, seed);
   }
   return p;
 }
@@ -99,6 +125,10 @@ int FP8Q_SWEEP_FUNCTION(cudaStream_t stream, bool quick, bool big) {
     p += run_case<base_spec<granularity::col>, t_default, bf16>("col/8192x8192", s8k, data_kind::random, ++seed, 9, stream);
     const shape s8k_t{1, 8192, 8192, layout::row_major, 0, layout::col_major, 0};
     p += run_case<base_spec<granularity::col>, t_wide, bf16>("col/8192x8192/colmajor-out", s8k_t, data_kind::adversarial, ++seed, 9, stream);
+    p += run_case<base_spec<granularity::col>, with_path(t_wide, gpu_path::col_cluster), bf16>(
+        "col/8192x8192/colmajor-out/cluster", s8k_t, data_kind::adversarial, ++seed, 9, stream);
+    p += run_case<base_spec<granularity::tensor>, with_path(t_wide, gpu_path::tensor_last_block), bf16>(
+        "tensor/8192x8192/last_block", s8k, data_kind::adversarial, ++seed, 9, stream);
   }
   std::printf("%s: %d failing cases\n", to_string(F), p);
   return p;

@@ -60,15 +60,15 @@ int relay_paths(cudaStream_t s) {
   constexpr spec e4{.out = format::e4m3fn, .granularity = granularity::col, .store = stored_scale::both};
   constexpr spec e5{.out = format::e5m2, .granularity = granularity::col, .store = stored_scale::both};
   constexpr spec fnuz{.out = format::e4m3fnuz, .granularity = granularity::col, .store = stored_scale::multiplier};
-  constexpr tuning direct{.store = store_path::direct, .col = col_path::relay};
-  constexpr tuning direct_sw{.store = store_path::direct, .amax_order = memory_order::acq_rel, .col = col_path::relay,
-                             .convert = convert_path::software};
-  constexpr tuning small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .col = col_path::relay,
-                         .convert = convert_path::software};
+  constexpr tuning direct{.store = store_path::direct, .path = gpu_path::col_relay};
+  constexpr tuning direct_sw{.store = store_path::direct, .amax_order = memory_order::acq_rel,
+                             .convert = convert_path::software, .path = gpu_path::col_relay};
+  constexpr tuning small{.threads = 128, .tile_rows = 32, .tile_cols = 64, .convert = convert_path::software,
+                         .path = gpu_path::col_relay};
   constexpr tuning wide{.threads = 512, .tile_rows = 64, .tile_cols = 128, .amax_order = memory_order::seq_cst,
-                        .col = col_path::relay};
-  constexpr tuning big{.threads = 1024, .tile_rows = 128, .tile_cols = 128, .col = col_path::relay};
-  constexpr tuning staged{.store = store_path::staged, .col = col_path::relay};  // row-major output's non-default
+                        .path = gpu_path::col_relay};
+  constexpr tuning big{.threads = 1024, .tile_rows = 128, .tile_cols = 128, .path = gpu_path::col_relay};
+  constexpr tuning staged{.store = store_path::staged, .path = gpu_path::col_relay};  // row-major output's non-default
   const shape col_out[] = {{1, 1, 8, layout::row_major, 0, layout::col_major, 0},
                            {1, 257, 8, layout::row_major, 0, layout::col_major, 0},
                            {3, 63, 72, layout::row_major, 0, layout::col_major, 0},
@@ -96,7 +96,7 @@ int relay_paths(cudaStream_t s) {
   return p;
 }
 
-// Tensorwise in one cooperative launch (tensor_path::last_block): items held entirely on chip,
+// Tensorwise in one cooperative launch (gpu_path::tensor_last_block): items held entirely on chip,
 // items that stream most of their units, unaligned (scalar) views, batches, column-major
 // views, stochastic rounding, every thread count the kernel takes. `big` adds the benchmark's
 // shape and items larger than the shared memory of the whole GPU.
@@ -105,10 +105,10 @@ int single_launch_tensor(cudaStream_t s, bool big) {
   constexpr spec fnuz{.out = format::e5m2fnuz, .granularity = granularity::tensor, .store = stored_scale::multiplier};
   constexpr spec sr{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both,
                     .rounding = rounding::stochastic};
-  constexpr tuning lb{.tensor = tensor_path::last_block};
-  constexpr tuning lb_sw{.threads = 256, .amax_order = memory_order::acq_rel, .tensor = tensor_path::last_block,
-                         .convert = convert_path::software};
-  constexpr tuning lb_512{.threads = 512, .amax_order = memory_order::seq_cst, .tensor = tensor_path::last_block};
+  constexpr tuning lb{.path = gpu_path::tensor_last_block};
+  constexpr tuning lb_sw{.threads = 256, .amax_order = memory_order::acq_rel, .convert = convert_path::software,
+                         .path = gpu_path::tensor_last_block};
+  constexpr tuning lb_512{.threads = 512, .amax_order = memory_order::seq_cst, .path = gpu_path::tensor_last_block};
   int p = 0;
   std::uint64_t seed = 900;
   const shape small[] = {{1, 1, 1}, {1, 1, 7}, {1, 1, 1000}, {3, 70, 90}, {1, 129, 200, layout::row_major, 3},
@@ -142,12 +142,12 @@ int graphs(cudaStream_t s) {
   const shape sh_t{1, 300, 520, layout::row_major, 0, layout::col_major, 0};
   int p = 0;
   p += run_case<t, tuning{}, bf16>("graph/tensor", sh, data_kind::adversarial, 5, 3, s, true);
-  p += run_case<t, tuning{.tensor = tensor_path::last_block}, bf16>("graph/tensor/last_block", sh, data_kind::adversarial, 8, 3, s, true);
+  p += run_case<t, tuning{.path = gpu_path::tensor_last_block}, bf16>("graph/tensor/last_block", sh, data_kind::adversarial, 8, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row", sh, data_kind::adversarial, 6, 3, s, true);
   p += run_case<c, tuning{}, bf16>("graph/col", sh_t, data_kind::adversarial, 7, 3, s, true);
   // the cast launches that start while their amax launch drains (dependent launches, sm_90+)
   const shape sh_ci{1, 300, 520, layout::col_major, 0, layout::row_major, 0};
-  p += run_case<c, tuning{.col = col_path::two_launch}, bf16>("graph/col/two_launch", sh_t, data_kind::adversarial, 9, 3, s, true);
+  p += run_case<c, tuning{.path = gpu_path::col_streaming}, bf16>("graph/col/two_launch", sh_t, data_kind::adversarial, 9, 3, s, true);
   p += run_case<r, tuning{}, bf16>("graph/row/tiled", sh_ci, data_kind::adversarial, 10, 3, s, true);
   std::printf("graph capture + replay: %d failing cases\n", p);
   return p;
@@ -171,7 +171,7 @@ int delayed(cudaStream_t s, fp8q_test::checker& check) {
   const matrix_view<const bf16> in = batched(row_major<const bf16>(xd.ptr, M, N), B);
   quantized<t> out{batched(row_major(qd.ptr, M, N), B), batched(row_major(sd.ptr, 1, 1), B),
                    batched(row_major(id.ptr, 1, 1), B)};
-  const status st = quantize_with_scale<t>(in, out, gd.ptr, ad.ptr, s);
+  const status st = quantize_with_scale<t>(in, out, gd.ptr, ad.ptr, {.stream = s});
   FP8Q_TEST_CHECK(check, st == status::success);
   FP8Q_TEST_CUDA(check, cudaStreamSynchronize(s));
   std::vector<e4m3fn> q(x.size());
@@ -208,18 +208,26 @@ void errors(cudaStream_t s, fp8q_test::checker& check) {
   quantized<r> out{row_major(q.ptr, 64, 64), row_major(sc.ptr, 64, 1), row_major(sc.ptr, 64, 1)};
   quantized<r> null_out = out;
   null_out.data.data = nullptr;
-  FP8Q_TEST_CHECK(check, quantize<r>(in, null_out, {}, nullptr, 0, s) == status::null_pointer);
+  FP8Q_TEST_CHECK(check, quantize<r>(in, null_out, {.stream = s}) == status::null_pointer);
   quantized<r> bad_shape = out;
   bad_shape.data.cols = 63;
-  FP8Q_TEST_CHECK(check, quantize<r>(in, bad_shape, {}, nullptr, 0, s) == status::bad_shape);
+  FP8Q_TEST_CHECK(check, quantize<r>(in, bad_shape, {.stream = s}) == status::bad_shape);
   matrix_view<const bf16> bad_ld = in;
   bad_ld.ld = 10;
-  FP8Q_TEST_CHECK(check, quantize<r>(bad_ld, out, {}, nullptr, 0, s) == status::bad_stride);
+  FP8Q_TEST_CHECK(check, quantize<r>(bad_ld, out, {.stream = s}) == status::bad_stride);
   quantized<c> cout{row_major(q.ptr, 64, 64), row_major(sc.ptr, 1, 64), row_major(sc.ptr, 1, 64)};
-  FP8Q_TEST_CHECK(check, quantize<c>(in, cout, {}, nullptr, 0, s) == status::bad_workspace);
+  FP8Q_TEST_CHECK(check, quantize<c>(in, cout, {.stream = s}) == status::bad_workspace);
   constexpr tuning odd_threads{.threads = 100};
   device_buffer<unsigned char> ws(4096);
-  FP8Q_TEST_CHECK(check, (quantize<c, odd_threads>(in, cout, {}, ws.ptr, 4096, s)) == status::bad_tuning);
+  FP8Q_TEST_CHECK(check, (quantize<c, odd_threads>(in, cout, {.stream = s, .workspace = ws.ptr, .workspace_bytes = 4096})) == status::bad_tuning);
+  // a forced family that does not take the views: bad_layout, nothing launched
+  quantized<r> col_major_out = out;
+  col_major_out.data = col_major(q.ptr, 64, 64);
+  constexpr tuning by_block{.path = gpu_path::row_block};
+  FP8Q_TEST_CHECK(check, (quantize<r, by_block>(in, col_major_out, {.stream = s, .workspace = ws.ptr, .workspace_bytes = 4096})) ==
+                             status::bad_layout);
+  // rowwise with row-major views runs a family that needs no workspace
+  FP8Q_TEST_CHECK(check, workspace_size<r>(in, out) == 0);
   FP8Q_TEST_CUDA(check, cudaStreamSynchronize(s));
   std::vector<unsigned char> back(64 * 64);
   cudaMemcpy(back.data(), q.ptr, back.size(), cudaMemcpyDeviceToHost);
@@ -249,6 +257,13 @@ int main(int argc, char** argv) {
   if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
   FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
   FP8Q_TEST_CHECK(check, graphs(s) == 0);
+  // every family ran at least once (by name or by the automatic walk)
+  const char* names[] = {"automatic", "row_wave", "row_block", "tensor_two_launch", "tensor_last_block",
+                         "col_relay", "col_streaming", "col_cluster", "tiled"};
+  for (int k = 1; k <= static_cast<int>(gpu_path::tiled); ++k) {
+    std::printf("path %s: %d cases\n", names[k], path_runs()[k]);
+    FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
+  }
   delayed(s, check);
   errors(s, check);
   FP8Q_TEST_CUDA(check, cudaStreamDestroy(s));

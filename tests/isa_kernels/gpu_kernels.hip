@@ -12,17 +12,17 @@ using namespace fp8q;
 constexpr tuning isa_tuning{.amax_order = memory_order::FP8Q_ISA_ORDER,
                             .convert = convert_path::FP8Q_ISA_CONVERT};
 
-// tensorwise also in one cooperative launch (tensor_path::last_block)
+// tensorwise also in one cooperative launch (gpu_path::tensor_last_block)
 constexpr tuning isa_tuning_last_block{.amax_order = memory_order::FP8Q_ISA_ORDER,
-                                       .tensor = tensor_path::last_block,
-                                       .convert = convert_path::FP8Q_ISA_CONVERT};
+                                       .convert = convert_path::FP8Q_ISA_CONVERT,
+                                       .path = gpu_path::tensor_last_block};
 
 template <format F, granularity G>
 constexpr spec isa_spec{.out = F, .granularity = G, .store = stored_scale::both};
 
 template <spec S, class In, tuning T = isa_tuning>
 status instantiate(matrix_view<const In> in, const quantized<S>& out, void* ws, gpu_stream s) {
-  return quantize<S, T>(in, out, {}, ws, workspace_size<S>(in), s);
+  return quantize<S, T>(in, out, {.stream = s, .workspace = ws, .workspace_bytes = workspace_size<S, T>(in)});
 }
 
 template <format F, class In>

@@ -16,6 +16,7 @@
 #include <cuda/functional>
 
 #include "fp8q/arch.hpp"
+#include "fp8q/detail/device_cache.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/status.hpp"
 #include "fp8q/tuning.hpp"
@@ -60,21 +61,46 @@ status waits_for_prior_grid(int dev, bool* yes) {
   return status::success;
 }
 
-/// Launch Kernel on `stream`. dependent: as a programmatic dependent of the kernel just before
-/// it in `stream`, where the device and Kernel's device code are sm_90 or newer: its blocks may
-/// start while that kernel drains, so Kernel must call wait_prior_grid() before it touches any
-/// memory. Otherwise, and elsewhere, an ordinary launch. (H200, 2026-11-30: 1.4-1.8 us less per
-/// tensorwise call at five shapes, docs/design.md.)
-template <auto Kernel, class... A>
-status launch(bool dependent, dim3 grid, int threads, gpu_stream stream, const A&... args) {
+/// What dispatch reads about a device on every call, queried once per device and kept: a call
+/// then costs one cudaGetDevice and no attribute query (issue 13: 6.2 us of host time per
+/// rowwise call with the queries in every call).
+struct device_facts {
+  int device = 0;
+  int multiprocessors = 0;
+  int wave_size = 32;
+  int major = 0;         ///< compute capability major
+  int shared_optin = 0;  ///< opt-in shared memory per block, bytes
+  int cooperative = 0;   ///< cooperative launches supported
+  arch_traits traits() const { return {wave_size, 48 * 1024}; }
+};
+
+/// The facts of the current device (*facts stays valid for the process's lifetime).
+inline status current_device(const device_facts** facts) {
   int dev = 0;
-  int major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return status::no_device;
+  return detail::device_cache<device_facts>::get(dev, facts, [](int d, device_facts& f) {
+    f.device = d;
+    if (cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.cooperative, cudaDevAttrCooperativeLaunch, d) != cudaSuccess)
+      return status::device_error;
+    return status::success;
+  });
+}
+
+/// Launch Kernel on `stream` (every fp8q launch but the cooperative and cluster ones goes
+/// through here). dependent: as a programmatic dependent of the kernel just before it in
+/// `stream`, where the device and Kernel's device code are sm_90 or newer: its blocks may start
+/// while that kernel drains, so Kernel must call wait_prior_grid() before it touches any memory.
+/// Otherwise, and elsewhere, an ordinary launch (1.4-1.8 us less per tensorwise call, H200;
+/// docs/design.md, "The cast launch of every two-launch path starts while its amax launch drains").
+template <auto Kernel, class... A>
+status launch(const device_facts& dev, bool dependent, dim3 grid, int threads, gpu_stream stream,
+              const A&... args) {
   bool waits = false;
-  if (dependent && (cudaGetDevice(&dev) != cudaSuccess ||
-                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess))
-    return status::device_error;
-  if (dependent && major >= 9) {
-    const status st = waits_for_prior_grid<Kernel>(dev, &waits);
+  if (dependent && dev.major >= 9) {
+    const status st = waits_for_prior_grid<Kernel>(dev.device, &waits);
     if (st != status::success) return st;
   }
   cudaLaunchConfig_t cfg{};
@@ -95,20 +121,6 @@ __device__ inline void wait_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-}
-
-/// Arch traits of the device that owns `stream`'s current device, read with cheap attribute
-/// queries (cudaDeviceGetAttribute is a table lookup, unlike cudaGetDeviceProperties).
-inline status current_device_traits(arch_traits* t, int* multiprocessors) {
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return status::no_device;
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    return status::device_error;
-  t->wave_size = 32;
-  t->shared_bytes = 48 * 1024;
-  *multiprocessors = sms;
-  return status::success;
 }
 
 template <memory_order O>
@@ -251,30 +263,17 @@ struct cluster_api {
 #endif
   }
 
-  /// Shared memory one CTA of a cluster kernel may take on the current device (opt-in maximum),
-  /// 0 when the device has no clusters (before sm_90).
-  static status shared_bytes(int* bytes) {
-    *bytes = 0;
-    int dev = 0;
-    int major = 0;
-    int optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-      return status::device_error;
-    if (major >= 9) *bytes = optin;
-    return status::success;
-  }
+  /// Shared memory one CTA of a cluster kernel may take on `dev` (opt-in maximum), 0 when the
+  /// device has no clusters (before sm_90).
+  static int shared_bytes(const device_facts& dev) { return dev.major >= 9 ? dev.shared_optin : 0; }
 
-  /// Launch persistent clusters of (1, cluster_y, 1) CTAs with `smem` dynamic shared bytes
-  /// each: grid (min(tasks, clusters that fit at once), cluster_y). *launched is false (and
-  /// nothing is enqueued) when this binary or device cannot run it: kernel compiled for an
-  /// architecture before sm_90, too much shared memory, or no cluster of that size fits
-  /// (cudaOccupancyMaxActiveClusters).
-  template <class... P, class... A>
-  static status launch(void (*kernel)(P...), long long tasks, int cluster_y, int threads,
-                       std::size_t smem, gpu_stream stream, bool* launched, A... args) {
-    *launched = false;
+  /// Clusters of (1, cluster_y, 1) CTAs of `kernel` (threads each, `smem` dynamic shared bytes)
+  /// resident at once on the current device (cudaOccupancyMaxActiveClusters); 0 when this binary
+  /// or device cannot run it: kernel compiled for an architecture before sm_90, too much shared
+  /// memory, or no cluster of that size fits. Sets the kernel's shared-memory attributes.
+  template <class... P>
+  static status fit(void (*kernel)(P...), int cluster_y, int threads, std::size_t smem, int* clusters) {
+    *clusters = 0;
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) return status::device_error;
     if (fa.binaryVersion < 90) return status::success;
@@ -285,64 +284,74 @@ struct cluster_api {
       (void)cudaGetLastError();
       return status::success;
     }
+    cudaLaunchConfig_t cfg = config(1, cluster_y, threads, smem, nullptr);
+    cudaLaunchAttribute attr[1];
+    cluster_attr(attr, cluster_y);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg) != cudaSuccess || *clusters < 1) {
+      (void)cudaGetLastError();
+      *clusters = 0;
+    }
+    return status::success;
+  }
+
+  /// Launch grid_x persistent clusters of (1, cluster_y, 1) CTAs with `smem` dynamic shared
+  /// bytes each (grid (grid_x, cluster_y)), after fit() found them resident.
+  template <class... P, class... A>
+  static status launch(void (*kernel)(P...), unsigned grid_x, int cluster_y, int threads,
+                       std::size_t smem, gpu_stream stream, A... args) {
+    cudaLaunchConfig_t cfg = config(grid_x, cluster_y, threads, smem, stream);
+    cudaLaunchAttribute attr[1];
+    cluster_attr(attr, cluster_y);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return to_status(cudaLaunchKernelEx(&cfg, kernel, args...));
+  }
+
+ private:
+  static cudaLaunchConfig_t config(unsigned grid_x, int cluster_y, int threads, std::size_t smem,
+                                   gpu_stream stream) {
     cudaLaunchConfig_t cfg{};
     cfg.blockDim = dim3(static_cast<unsigned>(threads));
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(grid_x, static_cast<unsigned>(cluster_y), 1);
+    return cfg;
+  }
+  static void cluster_attr(cudaLaunchAttribute (&attr)[1], int cluster_y) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = 1;
     attr[0].val.clusterDim.y = static_cast<unsigned>(cluster_y);
     attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    cfg.gridDim = dim3(1, static_cast<unsigned>(cluster_y), 1);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters < 1) {
-      (void)cudaGetLastError();
-      return status::success;
-    }
-    cfg.gridDim.x = static_cast<unsigned>(tasks < clusters ? tasks : clusters);
-    *launched = true;
-    return to_status(cudaLaunchKernelEx(&cfg, kernel, args...));
   }
 };
 
 /// Cooperative launches: every block of the grid resident at once, or no launch.
 struct cooperative_api {
   /// Dynamic shared memory one block of `kernel` may take beside its static shared memory on
-  /// the current device; *bytes is 0 when the device has no cooperative launches.
+  /// `dev`; *bytes is 0 when the device has no cooperative launches.
   template <class... P>
-  static status shared_bytes(void (*kernel)(P...), int* bytes) {
+  static status shared_bytes(const device_facts& dev, void (*kernel)(P...), int* bytes) {
     *bytes = 0;
-    int dev = 0;
-    int coop = 0;
-    int optin = 0;
     cudaFuncAttributes fa{};
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess)
-      return status::device_error;
-    if (coop != 0 && optin > static_cast<int>(fa.sharedSizeBytes))
-      *bytes = optin - static_cast<int>(fa.sharedSizeBytes);
+    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) return status::device_error;
+    if (dev.cooperative != 0 && dev.shared_optin > static_cast<int>(fa.sharedSizeBytes))
+      *bytes = dev.shared_optin - static_cast<int>(fa.sharedSizeBytes);
     return status::success;
   }
 
   /// Blocks of `kernel` (threads each, `smem` dynamic shared bytes) resident at once on the
   /// current device.
   template <class... P>
-  static status resident_blocks(void (*kernel)(P...), int threads, int smem, int* blocks) {
+  static status resident_blocks(const device_facts& dev, void (*kernel)(P...), int threads, int smem,
+                                int* blocks) {
     *blocks = 0;
-    int dev = 0;
-    int sms = 0;
     int per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, static_cast<std::size_t>(smem)) != cudaSuccess)
       return status::device_error;
-    *blocks = per_sm * sms;
+    *blocks = per_sm * dev.multiprocessors;
     return status::success;
   }
 

@@ -4,6 +4,7 @@
 
 #include <hip/hip_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <type_traits>
@@ -11,6 +12,7 @@
 #include <rocprim/functional.hpp>
 
 #include "fp8q/arch.hpp"
+#include "fp8q/detail/device_cache.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/status.hpp"
 #include "fp8q/tuning.hpp"
@@ -38,30 +40,44 @@ inline status memset_async(void* p, int value, std::size_t bytes, gpu_stream str
   return to_status(hipMemsetAsync(p, value, bytes, stream));
 }
 
-/// An ordinary launch, dependent or not: HIP has no programmatic dependent launch (the CUDA
-/// adapter's launch lets a dependent kernel start while the previous one drains).
+/// What dispatch reads about a device on every call, queried once per device and kept: a call
+/// then costs one hipGetDevice and no attribute query.
+struct device_facts {
+  int device = 0;
+  int multiprocessors = 0;
+  int wave_size = 64;
+  int shared_bytes = 0;  ///< LDS per workgroup, bytes
+  int cooperative = 0;   ///< cooperative launches supported
+  arch_traits traits() const { return {wave_size, 64 * 1024}; }  // LDS per workgroup on CDNA and RDNA
+};
+
+/// The facts of the current device (*facts stays valid for the process's lifetime).
+inline status current_device(const device_facts** facts) {
+  int dev = 0;
+  if (hipGetDevice(&dev) != hipSuccess) return status::no_device;
+  return detail::device_cache<device_facts>::get(dev, facts, [](int d, device_facts& f) {
+    f.device = d;
+    if (hipDeviceGetAttribute(&f.multiprocessors, hipDeviceAttributeMultiprocessorCount, d) != hipSuccess ||
+        hipDeviceGetAttribute(&f.wave_size, hipDeviceAttributeWarpSize, d) != hipSuccess ||
+        hipDeviceGetAttribute(&f.shared_bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, d) != hipSuccess ||
+        hipDeviceGetAttribute(&f.cooperative, hipDeviceAttributeCooperativeLaunch, d) != hipSuccess)
+      return status::device_error;
+    return status::success;
+  });
+}
+
+/// Launch Kernel on `stream`: an ordinary launch, dependent or not. HIP has no programmatic
+/// dependent launch (the CUDA adapter's launch lets a dependent kernel start while the previous
+/// one drains).
 template <auto Kernel, class... A>
-status launch(bool /*dependent*/, dim3 grid, int threads, gpu_stream stream, const A&... args) {
+status launch(const device_facts& /*dev*/, bool /*dependent*/, dim3 grid, int threads,
+              gpu_stream stream, const A&... args) {
   Kernel<<<grid, threads, 0, stream>>>(args...);
   return last_launch_status();
 }
 
 /// Nothing to wait for: every launch on HIP is ordinary (see launch).
 __device__ inline void wait_prior_grid() {}
-
-inline status current_device_traits(arch_traits* t, int* multiprocessors) {
-  int dev = 0;
-  if (hipGetDevice(&dev) != hipSuccess) return status::no_device;
-  int cus = 0;
-  int wave = 0;
-  if (hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess ||
-      hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, dev) != hipSuccess)
-    return status::device_error;
-  t->wave_size = wave;
-  t->shared_bytes = 64 * 1024;  // LDS per workgroup on CDNA and RDNA
-  *multiprocessors = cus;
-  return status::success;
-}
 
 template <memory_order O>
 __device__ constexpr int to_hip_order() {
@@ -151,37 +167,28 @@ __device__ inline unsigned lanes_max(unsigned v) {
 
 /// Cooperative launches: every block of the grid resident at once, or no launch.
 struct cooperative_api {
-  /// Dynamic LDS one block of `kernel` may take beside its static LDS on the current device;
-  /// *bytes is 0 when the device has no cooperative launches.
+  /// Dynamic LDS one block of `kernel` may take beside its static LDS on `dev`; *bytes is 0
+  /// when the device has no cooperative launches.
   template <class... P>
-  static status shared_bytes(void (*kernel)(P...), int* bytes) {
+  static status shared_bytes(const device_facts& dev, void (*kernel)(P...), int* bytes) {
     *bytes = 0;
-    int dev = 0;
-    int coop = 0;
-    int lds = 0;
     hipFuncAttributes fa{};
-    if (hipGetDevice(&dev) != hipSuccess ||
-        hipDeviceGetAttribute(&coop, hipDeviceAttributeCooperativeLaunch, dev) != hipSuccess ||
-        hipDeviceGetAttribute(&lds, hipDeviceAttributeMaxSharedMemoryPerBlock, dev) != hipSuccess ||
-        hipFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != hipSuccess)
+    if (hipFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != hipSuccess)
       return status::device_error;
-    if (coop != 0 && lds > static_cast<int>(fa.sharedSizeBytes)) *bytes = lds - static_cast<int>(fa.sharedSizeBytes);
+    if (dev.cooperative != 0 && dev.shared_bytes > static_cast<int>(fa.sharedSizeBytes))
+      *bytes = dev.shared_bytes - static_cast<int>(fa.sharedSizeBytes);
     return status::success;
   }
 
-  /// Blocks of `kernel` (threads each, `smem` dynamic LDS bytes) resident at once on the
-  /// current device.
+  /// Blocks of `kernel` (threads each, `smem` dynamic LDS bytes) resident at once on `dev`.
   template <class... P>
-  static status resident_blocks(void (*kernel)(P...), int threads, int smem, int* blocks) {
+  static status resident_blocks(const device_facts& dev, void (*kernel)(P...), int threads, int smem,
+                                int* blocks) {
     *blocks = 0;
-    int dev = 0;
-    int cus = 0;
     int per_cu = 0;
-    if (hipGetDevice(&dev) != hipSuccess ||
-        hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess ||
-        hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, kernel, threads, static_cast<std::size_t>(smem)) != hipSuccess)
+    if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, kernel, threads, static_cast<std::size_t>(smem)) != hipSuccess)
       return status::device_error;
-    *blocks = per_cu * cus;
+    *blocks = per_cu * dev.multiprocessors;
     return status::success;
   }
 
@@ -196,9 +203,12 @@ struct cooperative_api {
   }
 };
 
-/// CDNA has no thread-block clusters: the one-pass colwise kernel is never instantiated here
-/// (dispatch tests has_clusters), so the cluster primitives are declared and not defined.
-struct cluster_api;
+/// CDNA has no thread-block clusters: the one-pass colwise family never accepts a problem here
+/// and its kernel is never instantiated (it tests has_clusters).
+struct cluster_api {
+  static constexpr int max_size = 1;
+  static int shared_bytes(const device_facts&) { return 0; }
+};
 inline constexpr bool has_clusters = false;
 
 /// Hardware f32x2 -> FP8x2 (v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32, gfx940+). It rounds to nearest

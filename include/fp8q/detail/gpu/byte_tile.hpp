@@ -1,0 +1,204 @@
+// fp8q — byte tiles: FP8 results in shared memory in the OUTPUT's order, leaving in whole
+// 16-byte pieces of output lines; and the colwise tile cast over them (the streaming and relay
+// colwise families share it; the cluster family shares the quad encoder and the store).
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/detail/gpu/units.hpp"
+
+namespace fp8q::detail::gpu {
+
+// Byte tiles: FP8 results laid out in shared memory in the OUTPUT's order before they leave in
+// whole 16-byte pieces of output lines. Column-major output: [cols][col_pitch] (lines of rows);
+// row-major output: [rows][row_pitch] (lines of columns). Pitches are multiples of 4 plus 4, so
+// the word stores of put_quad fall in distinct banks.
+struct byte_tile {
+  std::uint8_t* bytes;  // 4-byte aligned
+  int row_pitch;        // row-major lines: tile columns + 4
+  int col_pitch;        // column-major lines: tile rows + 4
+  bool row_major;       // the output's order
+};
+
+// Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to
+// q[row][word]: each row's U bytes as U / 4 little-endian words.
+// first_index: the logical index of the quad's first element; N: the matrix width.
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
+                                   std::uint64_t seed, std::uint64_t first_index, std::int64_t N,
+                                   std::uint32_t (&q)[4][U / 4]) {
+  static_assert(U % 4 == 0, "whole words per row");
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float y[U];
+    widen_unit<In, U>(v[j], y);
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] *= sc[k];
+    const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
+    encode_words<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
+  }
+}
+
+// Word c of the column-major view of a quad: byte r of column 4 w + c for rows r = 0..3, from
+// the quad's row words (a 4 x 4 byte transpose, 8 byte permutes for 4 words).
+__device__ inline void transpose_quad(std::uint32_t r0, std::uint32_t r1, std::uint32_t r2,
+                                      std::uint32_t r3, std::uint32_t (&c)[4]) {
+  const std::uint32_t t0 = backend::byte_perm(r0, r1, 0x5140);  // r0.b0 r1.b0 r0.b1 r1.b1
+  const std::uint32_t t1 = backend::byte_perm(r0, r1, 0x7362);  // r0.b2 r1.b2 r0.b3 r1.b3
+  const std::uint32_t t2 = backend::byte_perm(r2, r3, 0x5140);
+  const std::uint32_t t3 = backend::byte_perm(r2, r3, 0x7362);
+  c[0] = backend::byte_perm(t0, t2, 0x5410);
+  c[1] = backend::byte_perm(t0, t2, 0x7632);
+  c[2] = backend::byte_perm(t1, t3, 0x5410);
+  c[3] = backend::byte_perm(t1, t3, 0x7632);
+}
+
+// Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
+// 4 bytes of each of U column lines, or U bytes of each of 4 row lines, as 32-bit words.
+template <int U>
+__device__ inline void put_quad(const byte_tile& t, int rq, int uc, const std::uint32_t (&q)[4][U / 4]) {
+  if (t.row_major) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int w = 0; w < U / 4; ++w)
+        *reinterpret_cast<std::uint32_t*>(t.bytes + (rq * 4 + j) * t.row_pitch + uc * U + 4 * w) = q[j][w];
+    }
+  } else {
+#pragma unroll
+    for (int w = 0; w < U / 4; ++w) {
+      std::uint32_t c[4];
+      transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], c);
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        *reinterpret_cast<std::uint32_t*>(t.bytes + (uc * U + 4 * w + k) * t.col_pitch + rq * 4) = c[k];
+    }
+  }
+}
+
+// Store the tile's rows_here x cols_here bytes to out at (b, r0, c0): whole 16-byte pieces of
+// output lines (16-byte aligned when the output's lines are), bytes for a line's tail.
+template <spec S>
+__device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& out, std::int64_t b,
+                                       std::int64_t r0, std::int64_t c0, int rows_here,
+                                       int cols_here, int tid, int threads) {
+  // [lines][ld] FP8: the tile's first byte; lines are output rows (row-major) or columns
+  std::uint8_t* base = reinterpret_cast<std::uint8_t*>(out.data.data) + out.data.offset(b, r0, c0);
+  const std::int64_t ld = out.data.ld;
+  const int lines = t.row_major ? rows_here : cols_here;
+  const int line_len = t.row_major ? cols_here : rows_here;
+  const int pitch = t.row_major ? t.row_pitch : t.col_pitch;
+  const int per_line = (line_len + 15) / 16;
+  for (int i = tid; i < lines * per_line; i += threads) {
+    const int line = i / per_line;
+    const int f = (i % per_line) * 16;
+    std::uint8_t* dst = base + line * ld + f;
+    const std::uint8_t* src = t.bytes + line * pitch + f;
+    if (f + 16 <= line_len) {
+      const auto* w = reinterpret_cast<const std::uint32_t*>(src);
+      *reinterpret_cast<u32x4*>(dst) = u32x4{w[0], w[1], w[2], w[3]};
+    } else {
+      for (int k = 0; k < line_len - f; ++k) dst[k] = src[k];
+    }
+  }
+}
+
+// Cast the tile of rows_here x cols_here at (b, r0, c0) of a row-major input (T.tile_rows x
+// T.tile_cols at most) with its column scales (scales: [T.tile_cols] f32 in shared memory, written
+// and synchronized by the caller) and store it. Each thread loads one unit column of 4
+// consecutive rows (all loads in flight), so it holds 4 bytes of U column lines (column-major
+// output) or U bytes of 4 row lines (row-major output). Staged: those go to `tile`, a byte tile
+// in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
+// each thread stores them itself (4-byte or U-byte stores).
+template <spec S, tuning T, class In, bool Staged>
+__device__ inline void cast_col_tile(const matrix_view<const In>& in, const quantized<S>& out,
+                                     const byte_tile& tile, const float* scales, std::int64_t b,
+                                     std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
+                                     std::uint64_t seed) {
+  constexpr int threads = T.threads;
+  constexpr int TR = T.tile_rows;
+  constexpr int U = unit_elems<In>;
+  constexpr int upr = T.tile_cols / U;  // units per tile row
+  static_assert(T.tile_cols % U == 0 && TR % 4 == 0, "whole units, whole row quads");
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const int tid = static_cast<int>(threadIdx.x);
+  const In* src = in.data + in.offset(b, r0, c0);  // [rows_here, ld] In: the tile's first element
+  const std::int64_t ld = in.ld;
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+  constexpr int items = (TR / 4) * upr;
+  for (int i = tid; i < items; i += threads) {
+    const int uc = i % upr;
+    const int rq = i / upr;
+    const bool col_ok = uc * U < cols_here;
+    const In* p = src + (rq * 4) * ld + uc * U;
+    unit_raw<In, U> v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v[j] = unit_raw<In, U>{};
+      if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(p + j * ld);
+    }
+    float sc[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
+    std::uint32_t q[4][U / 4];
+    const std::int64_t c = c0 + uc * U;
+    encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q);
+    if constexpr (Staged) {
+      put_quad<U>(tile, rq, uc, q);
+    } else {
+      if (!col_ok) continue;
+      if (tile.row_major) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (rq * 4 + j >= rows_here) continue;
+          auto* dst = out_bytes + out.data.offset(b, r0 + rq * 4 + j, c);
+          if constexpr (U == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(q[j][0], q[j][1]);
+          else *reinterpret_cast<std::uint32_t*>(dst) = q[j][0];
+        }
+      } else if (rq * 4 + 4 <= rows_here) {
+#pragma unroll
+        for (int w = 0; w < U / 4; ++w) {
+          std::uint32_t cw[4];
+          transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], cw);
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            *reinterpret_cast<std::uint32_t*>(out_bytes + out.data.offset(b, r0 + rq * 4, c + 4 * w + k)) = cw[k];
+        }
+      } else {
+        for (int j = 0; j < 4 && rq * 4 + j < rows_here; ++j) {
+#pragma unroll
+          for (int k = 0; k < U; ++k)
+            out_bytes[out.data.offset(b, r0 + rq * 4 + j, c + k)] = static_cast<std::uint8_t>(q[j][k / 4] >> (8 * (k % 4)));
+        }
+      }
+    }
+  }
+  if constexpr (Staged) {
+    backend::block_sync();
+    store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
+  }
+}
+
+// Scales of the tile's columns into scales[] (shared memory; the stored scales too where
+// `store`), then a block barrier. amax(i): column c0 + i's amax bits.
+template <spec S, int TCOL, class AmaxFn>
+__device__ inline void tile_column_scales(const quantized<S>& out, float* scales, std::int64_t b,
+                                          std::int64_t c0, int cols_here, bool store, AmaxFn amax) {
+  for (int i = static_cast<int>(threadIdx.x); i < TCOL; i += static_cast<int>(blockDim.x)) {
+    const float sc = i < cols_here ? group_scale<S>(amax(i)) : 0.0f;
+    scales[i] = sc;
+    if (i < cols_here && store) write_scales<S>(out, b, 0, c0 + i, sc);
+  }
+  backend::block_sync();
+}
+
+// Shared memory of cast_col_tile's byte tile for tuning T (either output order; 4 bytes when
+// the stores are direct).
+template <tuning T, bool Staged>
+inline constexpr int col_tile_bytes = !Staged ? 4
+    : (T.tile_cols * (T.tile_rows + 4) > T.tile_rows * (T.tile_cols + 4) ? T.tile_cols * (T.tile_rows + 4)
+                                                                           : T.tile_rows * (T.tile_cols + 4));
+
+// Pass 2: cast a tile of tile_rows x tile_cols with the columns' scales (cast_col_tile). Tiles
+}  // namespace fp8q::detail::gpu

@@ -1,0 +1,133 @@
+// fp8q — device primitives every family shares beside tile.hpp's loads and encoders: scale
+// stores, the logical element index (index_map.hpp's, the host's definition), the scaling
+// units of a spec as the GPU sees them (index_map.hpp's axis kinds), 16-byte units with K
+// loads in flight, block order reversal, and the partial -> shared -> one value per group fold.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fp8q/detail/gpu/tile.hpp"
+#include "fp8q/detail/index_map.hpp"
+#include "fp8q/views.hpp"
+
+namespace fp8q::detail::gpu {
+
+template <spec S>
+__device__ inline void write_scales(const quantized<S>& out, std::int64_t b, std::int64_t r,
+                                    std::int64_t c, float s) {
+  if constexpr (stores_multiplier(S)) out.scale(b, r, c) = s;
+  if constexpr (stores_inverse(S)) out.inverse(b, r, c) = inverse_scale(s);
+}
+
+/// The logical index keying stochastic rounding of element (b, r, c) of an M x N matrix.
+__device__ inline std::uint64_t logical_index(std::int64_t b, std::int64_t r, std::int64_t c,
+                                              std::int64_t M, std::int64_t N) {
+  return element_index(b, r, c, M, N);
+}
+
+/// The same for flat offset `off` of batch item b, a dense M x N array in the view's order.
+__device__ inline std::uint64_t flat_index(std::int64_t b, std::int64_t off, std::int64_t M,
+                                           std::int64_t N, bool col_major) {
+  if (!col_major) return element_index(b, 0, off, M, N);
+  return element_index(b, off % M, off / M, M, N);
+}
+
+/// Which elements of a batch item share a scale, for the GPU families: index_map.hpp's map of
+/// spec S. The families take whole axes and uniform axes of one element (tensor, row, col).
+template <spec S>
+struct unit_axes {
+  static constexpr scale_map map = make_scale_map(S, 1, 1, nullptr, 0);
+  static constexpr bool rows_whole = map.rows.kind == axis_kind::whole;
+  static constexpr bool cols_whole = map.cols.kind == axis_kind::whole;
+  static_assert((rows_whole || (map.rows.kind == axis_kind::uniform && map.rows.size == 1)) &&
+                    (cols_whole || (map.cols.kind == axis_kind::uniform && map.cols.size == 1)),
+                "fp8q: the GPU families take whole axes and uniform axes of one element");
+  static constexpr bool whole = rows_whole && cols_whole;      ///< one group per batch item
+  static constexpr bool per_row = !rows_whole && cols_whole;   ///< group = (batch, row)
+  static constexpr bool per_col = rows_whole && !cols_whole;   ///< group = (batch, col)
+  /// Scaling groups of a batch of `batch` rows x cols matrices.
+  static constexpr std::int64_t groups(std::int64_t batch, std::int64_t rows, std::int64_t cols) {
+    const scale_map m = make_scale_map(S, rows, cols, nullptr, 0);
+    return batch * m.rows.count() * m.cols.count();
+  }
+};
+
+// Running amax (f32 bits) over one unit.
+template <class In, int U>
+__device__ inline std::uint32_t unit_amax(const unit_raw<In, U>& r, std::uint32_t amax) {
+  float x[U];
+  widen_unit<In, U>(r, x);
+#pragma unroll
+  for (int k = 0; k < U; ++k) amax = amax > abs_bits(x[k]) ? amax : abs_bits(x[k]);
+  return amax;
+}
+
+// K units of src, unit first + i * stride for i < K, those below `units` (the others keep
+// their values): all K loads in flight before the first use.
+template <class In, int U, int K>
+__device__ inline void load_units(const In* src, std::int64_t first, std::int64_t stride,
+                                  std::int64_t units, unit_raw<In, U> (&w)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i)
+    if (first + i * stride < units) w[i] = load_unit<In, U>(src + (first + i * stride) * U);
+}
+
+// Scale, encode and store one unit: dst [U] FP8 bytes; index(k): element k's logical index.
+template <spec S, tuning T, class In, int U, class IndexFn>
+__device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t* dst,
+                                 std::uint64_t seed, IndexFn index) {
+  float y[U];
+  widen_unit<In, U>(r, y);
+#pragma unroll
+  for (int k = 0; k < U; ++k) y[k] *= s;
+  std::uint8_t q[U];
+  encode_n<S, T>(y, q, seed, index);
+  store_bytes<U>(dst, q);
+}
+
+// This block's place when blocks are taken in reverse launch order (the last launched block
+// gets (0, 0, 0)): the cast launches after an amax launch start on the tiles the amax launch
+// read last, which are the ones still in L2.
+struct block_pos {
+  std::int64_t x, y, z;
+};
+
+__device__ inline block_pos reverse_block() {
+  const std::uint64_t gx = gridDim.x;
+  const std::uint64_t gy = gridDim.y;
+  const std::uint64_t rev = gx * gy * gridDim.z - 1 - (blockIdx.x + gx * (blockIdx.y + gy * blockIdx.z));
+  return {static_cast<std::int64_t>(rev % gx), static_cast<std::int64_t>(rev / gx % gy),
+          static_cast<std::int64_t>(rev / (gx * gy))};
+}
+
+/// Per-group partial maxima (f32 bits) of one block in shared memory, one row per contributor
+/// (a wave, or a slice of threads), folded to one value per group: the step between a block's
+/// running maxima and its one atomic (or one shared value) per group.
+/// part: [rows][pitch] f32 bits, shared memory.
+struct group_partials {
+  std::uint32_t* part;
+  int pitch;
+  __device__ void put(int row, int group, std::uint32_t v) const { part[row * pitch + group] = v; }
+  /// Max of group `group` over rows 0 .. rows - 1 (after a block barrier).
+  __device__ std::uint32_t fold(int group, int rows) const {
+    std::uint32_t m = 0;
+    for (int k = 0; k < rows; ++k) m = m > part[k * pitch + group] ? m : part[k * pitch + group];
+    return m;
+  }
+};
+
+/// A lane's U column maxima, each maxed over the lanes of its wave that share its unit column
+/// (lane % Upr), put in row `row` of gp by the first Upr lanes (groups lane * U .. + U - 1).
+template <int Upr, int U>
+__device__ inline void put_unit_columns(const group_partials& gp, std::uint32_t (&cmax)[U],
+                                        int lane, int row) {
+#pragma unroll
+  for (int e = 0; e < U; ++e) cmax[e] = backend::lanes_max<Upr>(cmax[e]);
+  if (lane < Upr) {
+#pragma unroll
+    for (int e = 0; e < U; ++e) gp.put(row, lane * U + e, cmax[e]);
+  }
+}
+
+}  // namespace fp8q::detail::gpu
