@@ -69,10 +69,11 @@ constexpr std::int64_t outer_extent(const view_facts& v) {
   return v.order == layout::row_major ? v.rows : v.cols;
 }
 
-// Elements from the first to the last element of one matrix, plus one (0 when empty).
-// False when that does not fit in int64.
+// Elements from the first to the last element of one matrix, plus one (0 for a view with no
+// elements, batch 0 included: its ld and batch stride address nothing). False when that does
+// not fit in int64.
 inline bool matrix_span(const view_facts& v, std::int64_t* span) {
-  if (v.rows <= 0 || v.cols <= 0) {
+  if (!has_elements(v)) {
     *span = 0;
     return true;
   }
@@ -110,8 +111,9 @@ inline status check_stride(const view_facts& v) {
   if (v.batch > 1 && has_elements(v)) {
     if (v.batch_stride < 0) return status::bad_stride;
     std::int64_t one = 0;
-    // a span that overflows is reported as size_overflow (phase 7)
-    if (matrix_span(v, &one) && v.batch_stride < one) return status::bad_stride;
+    // One matrix's span beyond int64: no batch stride separates two of them (with one matrix
+    // the same span is phase 7's size_overflow).
+    if (!matrix_span(v, &one) || v.batch_stride < one) return status::bad_stride;
   }
   return status::success;
 }

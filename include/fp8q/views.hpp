@@ -81,9 +81,11 @@ template <spec S>
 struct quantized {
   using data_t = fp8<S.out>;
   using scale_type = scale_t<S>;
-  matrix_view<data_t> data;         ///< same logical extents as the input
-  matrix_view<scale_type> scale;    ///< s (used when S.store is multiplier or both)
-  matrix_view<scale_type> inverse;  ///< 1/s (used when S.store is inverse or both; MX codes)
+  // Default member initializers: `{.data = q, .inverse = inv}` leaves `scale` empty without a
+  // -Wmissing-field-initializers warning (g++ 12, clang 19).
+  matrix_view<data_t> data{};         ///< same logical extents as the input
+  matrix_view<scale_type> scale{};    ///< s (used when S.store is multiplier or both)
+  matrix_view<scale_type> inverse{};  ///< 1/s (used when S.store is inverse or both; MX codes)
 };
 
 /// Input element types accepted everywhere.

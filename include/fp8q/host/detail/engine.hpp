@@ -330,6 +330,9 @@ template <spec S, class In>
 void run_quantize(const matrix_view<const In>& in,  // [B][M, N] In, any layout
                   const quantized<S>& out,          // data [B][M, N]; scales per S
                   const quantize_args& args, unsigned requested_threads) {
+  // A view with no elements writes nothing (every unit is empty) and may have a null pointer
+  // and any batch stride: no address is formed from it.
+  if (in.empty()) return;
   const scale_map m = fp8q::detail::make_scale_map(S, in.rows, in.cols, args.groups.ends,
                                                    args.groups.count);
   const work_plan p = make_plan(m, in.batch);
@@ -376,6 +379,7 @@ template <spec S, class Out>
 void run_dequantize(const quantized<S>& in,  // data [B][M, N]; scales per S
                     const matrix_view<Out>& out,  // [B][M, N] Out, any layout
                     const quantize_args& args, unsigned requested_threads) {
+  if (in.data.empty()) return;  // nothing to write, and no address to form (run_quantize)
   const scale_map m = fp8q::detail::make_scale_map(S, in.data.rows, in.data.cols,
                                                    args.groups.ends, args.groups.count);
   const work_plan p = make_plan(m, in.data.batch);
