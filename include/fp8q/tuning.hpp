@@ -43,6 +43,9 @@ enum class gpu_path : std::uint8_t {
   col_streaming,      ///< colwise: two streaming passes along whole rows
   col_cluster,        ///< colwise: one pass on thread-block clusters (NVIDIA sm_90+; opt-in)
   tiled,              ///< any granularity, any layouts: two launches through shared-memory tiles
+  group_rowwise,      ///< per-group rowwise (groups along columns): a block per row, any layouts
+  group_colwise,      ///< per-group colwise (groups along rows): a block per (group, 32-column
+                      ///< strip), any layouts
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

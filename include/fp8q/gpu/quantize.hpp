@@ -32,7 +32,11 @@ struct gpu_args {
                                     ///< workspace_size<S>(in, out) is 0
   std::size_t workspace_bytes = 0;  ///< at least workspace_size<S>(in, out)
   std::uint64_t seed = 0;           ///< stochastic rounding (quantize_args::seed)
-  group_offsets groups{};           ///< group granularities (quantize_args::groups)
+  group_offsets groups{};           ///< group granularities (quantize_args::groups): ends (and
+                                    ///< padded_ends) in device memory, read only on the device
+  std::uint32_t* error_word = nullptr;  ///< [1] device, optional: the grouped kernels OR in bit 1
+                                        ///< for an offset outside [0, extent], bit 2 for one below
+                                        ///< its predecessor (then clamped: docs/semantics.md)
 };
 
 namespace detail::gpu {
@@ -90,7 +94,8 @@ template <spec S, tuning T = tuning{}, class In>
 
 /// Quantize on the GPU. Same bytes as fp8q::host::quantize<S> for every input, layout and
 /// tuning T. in, out, the workspace and the scales are device memory.
-/// Implemented on the GPU: tensorwise, rowwise, colwise (f32 scales), any layouts and batches.
+/// Implemented on the GPU: tensorwise, rowwise, colwise, per-group rowwise and colwise (f32
+/// scales), any layouts and batches.
 template <spec S, tuning T = tuning{}, class In>
 [[nodiscard]] status quantize(matrix_view<const In> in,  // [batch, rows, cols] In, any layout
                               const quantized<S>& out,   // data + scales, device memory
@@ -98,10 +103,17 @@ template <spec S, tuning T = tuning{}, class In>
   detail::gpu::check_gpu_spec<S>();
   status st = validate_quantize(in, out, detail::gpu::to_quantize_args(args), /*offsets_on_host=*/false);
   if (st != status::success) return st;
-  if (in.empty()) return status::success;
+  constexpr bool grouped = detail::is_grouped(S.granularity);
+  if (in.empty() && !(grouped && args.groups.count > 0)) return status::success;
   const backend::device_facts* dev = nullptr;
   if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
-  const detail::gpu::problem<S, In> p{in, out, args.seed, dev};
+  if (in.empty()) {  // grouped, no data: the padded ends and the offsets check still happen
+    const std::int64_t extent = detail::grouped_extent(S.granularity, in.rows, in.cols);
+    const unsigned blocks = static_cast<unsigned>((args.groups.count + 255) / 256);
+    return backend::launch<detail::gpu::group_bookkeeping_kernel<>>(
+        *dev, false, dim3(blocks), 256, args.stream, args.groups, args.error_word, extent);
+  }
+  const detail::gpu::problem<S, In> p{in, out, args.seed, dev, args.groups, args.error_word};
   st = status::bad_layout;  // a forced path that does not accept the views
   detail::gpu::choose<S, T>(p, [&](auto* f, const auto& plan) {
     using F = std::remove_pointer_t<decltype(f)>;

@@ -130,6 +130,9 @@ __device__ constexpr cuda::std::memory_order to_cuda_order() {
                                       : cuda::std::memory_order_seq_cst;
 }
 
+/// Relaxed device-scope OR into a flag word (the grouped families' offsets error word).
+__device__ inline void atomic_or(unsigned* p, unsigned bits) { (void)atomicOr(p, bits); }
+
 /// atomic max on f32 bit patterns of non-negative values (NaN sorts above Inf), with the
 /// memory order and scope the tuning asks for.
 template <memory_order O, memory_scope S>

@@ -9,6 +9,8 @@
 #include "fp8q/detail/gpu/families/col_cluster.hpp"
 #include "fp8q/detail/gpu/families/col_relay.hpp"
 #include "fp8q/detail/gpu/families/col_streaming.hpp"
+#include "fp8q/detail/gpu/families/group_colwise.hpp"
+#include "fp8q/detail/gpu/families/group_rowwise.hpp"
 #include "fp8q/detail/gpu/families/rowwise.hpp"
 #include "fp8q/detail/gpu/families/tensor_single.hpp"
 #include "fp8q/detail/gpu/families/tensorwise.hpp"
@@ -38,12 +40,17 @@ template <>
 struct paths<granularity::row> : path_list<row_wave, row_block, tiled> {};
 template <>
 struct paths<granularity::col> : path_list<col_cluster, col_relay, col_streaming, tiled> {};
+template <>
+struct paths<granularity::group_row> : path_list<group_rowwise> {};
+template <>
+struct paths<granularity::group_col> : path_list<group_colwise> {};
 
 template <spec S>
 constexpr bool gpu_supports() {
   return S.scale == scale_format::f32 &&
          (S.granularity == granularity::tensor || S.granularity == granularity::row ||
-          S.granularity == granularity::col);
+          S.granularity == granularity::col || S.granularity == granularity::group_row ||
+          S.granularity == granularity::group_col);
 }
 
 /// Whether family F may run under tuning T: by name, or in the automatic walk unless opt-in.

@@ -30,6 +30,8 @@ struct problem {
   quantized<S> out;          // data [batch, rows, cols] FP8 + scales per S, device memory
   std::uint64_t seed = 0;    // stochastic rounding
   const backend::device_facts* dev = nullptr;  // the current device; null in a size query
+  group_offsets groups{};                      // group granularities: ends in device memory
+  std::uint32_t* error_word = nullptr;         // [1] device, optional: bad offsets seen
 };
 
 inline std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }

@@ -86,6 +86,11 @@ __device__ constexpr int to_hip_order() {
                                       : __ATOMIC_SEQ_CST;
 }
 
+/// Relaxed agent-scope OR into a flag word (the grouped families' offsets error word).
+__device__ inline void atomic_or(unsigned* p, unsigned bits) {
+  (void)__hip_atomic_fetch_or(p, bits, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
 /// atomic max on f32 bit patterns of non-negative values, with explicit order and scope
 /// (agent = the whole GPU). Relaxed needs no cache write-back/invalidate around it.
 template <memory_order O, memory_scope S>

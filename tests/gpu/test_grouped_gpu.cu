@@ -1,0 +1,316 @@
+// Per-group rowwise and colwise on the GPU (device offsets) against the host reference, byte
+// for byte, over whole buffers: every output view sits between guard regions inside one
+// allocation, the host and the device buffers are poisoned alike (twice, with two patterns, so
+// an unwritten byte cannot pass for a written one), and the whole allocations must be equal:
+// data, scales, padded ends, and every guard and unwritten element.
+// Covered: the four data formats, bf16/f16/f32 inputs, both output layouts, batches, stochastic
+// rounding, G in {0, 1, 7, 64, 256} with empty groups, groups of one line, a group holding every
+// line, lines past the last end, adversarial values (NaN, +-Inf, 0, -0, subnormals, ties), padded
+// outputs (align 16 and 128), bad device offsets (clamped like device_groups.hpp says; compared
+// with the host run on the clamped offsets; the error word's bits), graph capture and replay,
+// and 10 repeated runs giving identical bytes.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../support/gpu_test.hpp"
+#include "fp8q/gpu/quantize.hpp"
+#include "fp8q/quantize.hpp"
+#include "gpu_check.hpp"
+
+using namespace fp8q;
+using i64 = std::int64_t;
+using gpu_check::cuda_ok;
+
+namespace {
+
+constexpr i64 guard = 512;  // bytes before and after every view
+
+// One allocation on the host and one on the device, of the same bytes; a view lives at +guard.
+struct arena {
+  std::vector<std::uint8_t> host;
+  std::uint8_t* dev = nullptr;
+  explicit arena(i64 payload_bytes) : host(static_cast<std::size_t>(payload_bytes + 2 * guard)) {
+    cuda_ok(cudaMalloc(&dev, host.size()));
+  }
+  ~arena() { cudaFree(dev); }
+  arena(const arena&) = delete;
+  void poison(std::uint8_t p) {
+    std::fill(host.begin(), host.end(), p);
+    cuda_ok(cudaMemset(dev, p, host.size()));
+  }
+  template <class T>
+  T* h() { return reinterpret_cast<T*>(host.data() + guard); }
+  template <class T>
+  T* d() { return reinterpret_cast<T*>(dev + guard); }
+  // the device bytes equal the host bytes, whole allocation
+  i64 diff() const {
+    std::vector<std::uint8_t> back(host.size());
+    cuda_ok(cudaMemcpy(back.data(), dev, back.size(), cudaMemcpyDeviceToHost));
+    i64 n = 0;
+    for (std::size_t k = 0; k < back.size(); ++k) n += back[k] != host[k];
+    return n;
+  }
+};
+
+template <class In>
+In from_float(float f) {
+  if constexpr (std::is_same_v<In, float>) return f;
+  else if constexpr (std::is_same_v<In, bf16>) return to_bf16(f);
+  else return to_f16(f);
+}
+
+// Mostly normal values spread over a few binades per line, with adversarial ones mixed in.
+template <class In>
+std::vector<In> make_input(std::mt19937_64& rng, i64 count, bool specials) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 999);
+  std::vector<In> x(static_cast<std::size_t>(count));
+  for (In& v : x) {
+    float f = nd(rng) * std::ldexp(1.0f, pick(rng) % 9 - 4);
+    const int k = pick(rng);
+    if (specials) {
+      if (k < 3) f = std::numeric_limits<float>::quiet_NaN();
+      else if (k < 5) f = -std::numeric_limits<float>::infinity();
+      else if (k < 7) f = std::numeric_limits<float>::infinity();
+      else if (k < 15) f = 0.0f;
+      else if (k < 20) f = -0.0f;
+      else if (k < 25) f = std::ldexp(1.0f, -130);  // an f32 subnormal (bf16 too)
+      else if (k < 35) f = static_cast<float>(pick(rng) % 64) * 0.5f;  // ties after pow2 scales
+    }
+    v = from_float<In>(f);
+  }
+  return x;
+}
+
+// Sorted ends over [0, extent] with every feature the issue lists, by pattern.
+std::vector<std::int32_t> make_ends(std::mt19937_64& rng, i64 G, i64 extent, int pattern) {
+  std::vector<std::int32_t> e(static_cast<std::size_t>(G));
+  if (G == 0) return e;
+  std::uniform_int_distribution<i64> pick(0, extent);
+  for (auto& v : e) v = static_cast<std::int32_t>(pick(rng));
+  std::sort(e.begin(), e.end());
+  if (pattern == 1) {  // one group holds every line, the others are empty
+    std::fill(e.begin(), e.end(), static_cast<std::int32_t>(extent));
+    for (i64 g = 0; g < G / 2; ++g) e[static_cast<std::size_t>(g)] = 0;
+  } else if (pattern == 2 && G >= 4) {  // groups of one line, then an empty one, then the rest
+    e[0] = 1;
+    e[1] = 2;
+    e[2] = 2;
+    for (std::size_t g = 3; g < e.size(); ++g) e[g] = std::max(e[g], e[g - 1]);
+  }
+  if (pattern != 1 && G > 1) e.back() = static_cast<std::int32_t>(extent * 9 / 10);  // lines past the end
+  return e;
+}
+
+// The device's clamp (device_groups.hpp): c_k = min(max(ends[k], c_{k-1}), extent).
+std::vector<std::int32_t> clamped(const std::vector<std::int32_t>& e, i64 extent) {
+  std::vector<std::int32_t> c(e.size());
+  i64 prev = 0;
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    i64 v = std::max<i64>(e[k], prev);
+    v = std::min(v, extent);
+    c[k] = static_cast<std::int32_t>(v);
+    prev = v;
+  }
+  return c;
+}
+
+struct shape {
+  i64 B, M, N, G;
+  int pattern;
+  i64 align;
+  layout out_order;
+};
+
+template <spec S, class In>
+void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
+              bool bad_offsets = false) {
+  constexpr bool by_rows = S.granularity == granularity::group_col;
+  const i64 extent = by_rows ? sh.M : sh.N;
+  const i64 cap = extent + sh.G * (sh.align - 1);
+  const i64 Mo = by_rows ? cap : sh.M, No = by_rows ? sh.N : cap;
+  const i64 sc = by_rows ? sh.N : sh.M;
+  const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * sh.N, specials);
+  std::vector<std::int32_t> ends = make_ends(rng, sh.G, extent, sh.pattern);
+  std::uint32_t want_error = 0;
+  if (bad_offsets && sh.G >= 3) {
+    ends[1] = -5;                                     // out of range and below ends[0]
+    ends[2] = static_cast<std::int32_t>(extent + 7);  // out of range
+    want_error = detail::gpu::offsets_out_of_range_bit | (ends[0] > -5 ? detail::gpu::offsets_not_monotonic_bit : 0u);
+  }
+  const std::vector<std::int32_t> host_ends = bad_offsets ? clamped(ends, extent) : ends;
+
+  arena in(sh.B * sh.M * sh.N * static_cast<i64>(sizeof(In)));
+  std::memcpy(in.h<In>(), x.data(), x.size() * sizeof(In));
+  cuda_ok(cudaMemcpy(in.d<In>(), x.data(), x.size() * sizeof(In), cudaMemcpyHostToDevice));
+  arena q(sh.B * Mo * No), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
+  arena ends_h(sh.G * 4 + 4), err(4);
+  std::memcpy(ends_h.h<std::int32_t>(), host_ends.data(), host_ends.size() * 4);
+  cuda_ok(cudaMemcpy(ends_h.d<std::int32_t>(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice));
+
+  auto views = [&](bool dev) {
+    std::uint8_t* qb = dev ? q.d<std::uint8_t>() : q.h<std::uint8_t>();
+    auto* data = reinterpret_cast<fp8<S.out>*>(qb);
+    quantized<S> o{};
+    o.data = batched(sh.out_order == layout::row_major ? row_major(data, Mo, No) : col_major(data, Mo, No), sh.B);
+    if constexpr (stores_multiplier(S)) o.scale = batched(row_major(dev ? s.d<float>() : s.h<float>(), sh.G, sc), sh.B);
+    if constexpr (stores_inverse(S)) o.inverse = batched(row_major(dev ? inv.d<float>() : inv.h<float>(), sh.G, sc), sh.B);
+    return o;
+  };
+  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N), sh.B);
+  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N), sh.B);
+  const std::uint64_t seed = rng();
+  const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
+  const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
+
+  char what[256];
+  std::snprintf(what, sizeof what, "%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld %s%s%s",
+                to_string(S.granularity), to_string(S.out),
+                std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16",
+                static_cast<long long>(sh.B), static_cast<long long>(sh.M), static_cast<long long>(sh.N),
+                static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
+                sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
+                bad_offsets ? " bad-offsets" : "");
+  for (const std::uint8_t pattern : {gpu_check::poison_a, gpu_check::poison_b}) {
+    for (arena* a : {&q, &s, &inv, &pe}) a->poison(pattern);
+    err.poison(0);
+    const status hs = host::quantize<S>(in_h, views(false), {.groups = gh, .seed = seed});
+    const status ds = quantize<S>(in_d, views(true),
+                                  {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
+    cuda_ok(cudaDeviceSynchronize());
+    const i64 dq = q.diff(), ds_ = s.diff(), di = inv.diff(), dp = pe.diff();
+    std::uint32_t got_error = 0;
+    cuda_ok(cudaMemcpy(&got_error, err.d<std::uint32_t>(), 4, cudaMemcpyDeviceToHost));
+    const bool ok = hs == status::success && ds == status::success && dq == 0 && ds_ == 0 && di == 0 &&
+                    dp == 0 && got_error == want_error;
+    if (!ok)
+      std::printf("  %s: host %s, device %s, differing bytes data %lld scale %lld inverse %lld "
+                  "padded ends %lld, error word %u (want %u)\n",
+                  what, to_string(hs), to_string(ds), static_cast<long long>(dq),
+                  static_cast<long long>(ds_), static_cast<long long>(di), static_cast<long long>(dp),
+                  got_error, want_error);
+    FP8Q_TEST_CHECK(check, ok);
+  }
+}
+
+template <spec S>
+void sweep(fp8q_test::checker& check, std::mt19937_64& rng) {
+  constexpr bool by_rows = S.granularity == granularity::group_col;
+  // (B, M, N, G, pattern, align, output layout); the grouped axis is M for group_col, N for
+  // group_row: shapes swap so both see long groups, G up to 256, odd extents.
+  const std::vector<shape> shapes = by_rows
+      ? std::vector<shape>{{1, 1, 1, 1, 0, 1, layout::row_major},     {1, 300, 97, 0, 0, 1, layout::row_major},
+                           {1, 300, 97, 1, 0, 1, layout::row_major},  {1, 2111, 70, 7, 0, 1, layout::row_major},
+                           {2, 777, 33, 7, 2, 1, layout::col_major},  {1, 1500, 64, 64, 0, 1, layout::row_major},
+                           {1, 3000, 40, 256, 0, 1, layout::col_major}, {1, 900, 31, 5, 1, 1, layout::row_major},
+                           {1, 1000, 50, 9, 2, 16, layout::row_major}, {2, 600, 65, 7, 0, 128, layout::col_major}}
+      : std::vector<shape>{{1, 1, 1, 1, 0, 1, layout::row_major},     {1, 97, 300, 0, 0, 1, layout::row_major},
+                           {1, 97, 300, 1, 0, 1, layout::row_major},  {1, 70, 2111, 7, 0, 1, layout::row_major},
+                           {2, 33, 777, 7, 2, 1, layout::col_major},  {1, 64, 1500, 64, 0, 1, layout::row_major},
+                           {1, 40, 3000, 256, 0, 1, layout::col_major}, {1, 31, 900, 5, 1, 1, layout::row_major},
+                           {1, 50, 1000, 9, 2, 16, layout::row_major}, {2, 65, 600, 7, 0, 128, layout::col_major}};
+  for (const shape& sh : shapes) {
+    run_case<S, bf16>(check, rng, sh, false);
+    run_case<S, bf16>(check, rng, sh, true);
+  }
+  run_case<S, f16>(check, rng, shapes[3], true);
+  run_case<S, float>(check, rng, shapes[4], true);
+  run_case<S, float>(check, rng, shapes[8], true);
+  run_case<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
+  run_case<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+}
+
+constexpr spec gcol_e4m3fn{.out = format::e4m3fn, .granularity = granularity::group_col,
+                           .store = stored_scale::both};
+constexpr spec gcol_e4m3fnuz{.out = format::e4m3fnuz, .granularity = granularity::group_col,
+                             .power_of_2 = true};
+constexpr spec gcol_e5m2_sr{.out = format::e5m2, .granularity = granularity::group_col,
+                            .store = stored_scale::both, .rounding = rounding::stochastic,
+                            .overflow = overflow::propagate};
+constexpr spec gcol_e5m2fnuz{.out = format::e5m2fnuz, .granularity = granularity::group_col,
+                             .store = stored_scale::multiplier};
+constexpr spec grow_e4m3fn{.out = format::e4m3fn, .granularity = granularity::group_row,
+                           .power_of_2 = true, .store = stored_scale::both};
+constexpr spec grow_e4m3fnuz{.out = format::e4m3fnuz, .granularity = granularity::group_row};
+constexpr spec grow_e5m2{.out = format::e5m2, .granularity = granularity::group_row,
+                         .store = stored_scale::both, .overflow = overflow::propagate};
+constexpr spec grow_e5m2fnuz_sr{.out = format::e5m2fnuz, .granularity = granularity::group_row,
+                                .store = stored_scale::both, .rounding = rounding::stochastic};
+
+// One call captured in a graph, replayed; then 10 plain runs: identical bytes every time.
+void graph_and_repeats(fp8q_test::checker& check, std::mt19937_64& rng) {
+  constexpr spec S = gcol_e4m3fn;
+  const i64 M = 4000, N = 256, G = 16;
+  const std::vector<bf16> x = make_input<bf16>(rng, M * N, true);
+  const std::vector<std::int32_t> ends = make_ends(rng, G, M, 0);
+  gpu_check::device_buffer<bf16> in(x.size());
+  gpu_check::device_buffer<std::uint8_t> q(static_cast<std::size_t>(M * N));
+  gpu_check::device_buffer<float> s(static_cast<std::size_t>(G * N)), inv(static_cast<std::size_t>(G * N));
+  gpu_check::device_buffer<std::int32_t> e(static_cast<std::size_t>(G));
+  cuda_ok(cudaMemcpy(in.get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  cuda_ok(cudaMemcpy(e.get(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice));
+  const quantized<S> out{.data = row_major(reinterpret_cast<e4m3fn*>(q.get()), M, N),
+                         .scale = row_major(s.get(), G, N), .inverse = row_major(inv.get(), G, N)};
+  cudaStream_t stream{};
+  cuda_ok(cudaStreamCreate(&stream));
+  const gpu_args args{.stream = stream, .groups = {e.get(), G}};
+  auto bytes = [&] {
+    std::vector<std::uint8_t> b(q.size() + 8 * s.size());
+    cuda_ok(cudaStreamSynchronize(stream));
+    cuda_ok(cudaMemcpy(b.data(), q.get(), q.size(), cudaMemcpyDeviceToHost));
+    cuda_ok(cudaMemcpy(b.data() + q.size(), s.get(), 4 * s.size(), cudaMemcpyDeviceToHost));
+    cuda_ok(cudaMemcpy(b.data() + q.size() + 4 * s.size(), inv.get(), 4 * s.size(), cudaMemcpyDeviceToHost));
+    return b;
+  };
+  gpu_check::poison(q.get(), q.size(), gpu_check::poison_a, stream);
+  FP8Q_TEST_CHECK(check, quantize<S>(row_major<const bf16>(in.get(), M, N), out, args) == status::success);
+  const std::vector<std::uint8_t> first = bytes();
+  bool same = true;
+  for (int k = 0; k < 10; ++k) {
+    gpu_check::poison(q.get(), q.size(), static_cast<std::uint8_t>(k * 37), stream);
+    FP8Q_TEST_CHECK(check, quantize<S>(row_major<const bf16>(in.get(), M, N), out, args) == status::success);
+    same = same && bytes() == first;
+  }
+  FP8Q_TEST_CHECK(check, same);
+  cudaGraph_t graph{};
+  cudaGraphExec_t exec{};
+  gpu_check::poison(q.get(), q.size(), gpu_check::poison_b, stream);
+  cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const status st = quantize<S>(row_major<const bf16>(in.get(), M, N), out, args);
+  cuda_ok(cudaStreamEndCapture(stream, &graph));
+  FP8Q_TEST_CHECK(check, st == status::success);
+  cuda_ok(cudaGraphInstantiate(&exec, graph, 0));
+  for (int k = 0; k < 2; ++k) {
+    gpu_check::poison(q.get(), q.size(), gpu_check::poison_b, stream);
+    cuda_ok(cudaGraphLaunch(exec, stream));
+    FP8Q_TEST_CHECK(check, bytes() == first);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+
+int main() {
+  if (!fp8q_test::gpu_visible()) return fp8q_test::skip_exit_code;
+  fp8q_test::checker check("grouped");
+  std::mt19937_64 rng(20261201);
+  sweep<gcol_e4m3fn>(check, rng);
+  sweep<gcol_e4m3fnuz>(check, rng);
+  sweep<gcol_e5m2_sr>(check, rng);
+  sweep<gcol_e5m2fnuz>(check, rng);
+  sweep<grow_e4m3fn>(check, rng);
+  sweep<grow_e4m3fnuz>(check, rng);
+  sweep<grow_e5m2>(check, rng);
+  sweep<grow_e5m2fnuz_sr>(check, rng);
+  graph_and_repeats(check, rng);
+  return check.finish();
+}

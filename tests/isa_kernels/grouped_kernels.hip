@@ -1,0 +1,33 @@
+// The per-group families (group_rowwise, group_colwise) for AMD targets: every data format,
+// bf16/f16/f32 inputs. The checks in CMakeLists.txt require the offsets error word's relaxed
+// atomic OR and no cache write-back/invalidate around it on gfx942.
+#include "fp8q/gpu/quantize.hpp"
+
+namespace {
+
+using namespace fp8q;
+
+template <format F, granularity G>
+constexpr spec grouped_spec{.out = F, .granularity = G, .store = stored_scale::both};
+
+template <format F, class In>
+void both(matrix_view<const In> in, const gpu_args& a) {
+  (void)quantize<grouped_spec<F, granularity::group_row>>(in, {}, a);
+  (void)quantize<grouped_spec<F, granularity::group_col>>(in, {}, a);
+}
+
+template <class In>
+void every_format(matrix_view<const In> in, const gpu_args& a) {
+  both<format::e4m3fnuz, In>(in, a);
+  both<format::e5m2fnuz, In>(in, a);
+  both<format::e4m3fn, In>(in, a);
+  both<format::e5m2, In>(in, a);
+}
+
+}  // namespace
+
+void fp8q_isa_grouped(const void* data, const gpu_args& a) {
+  every_format(row_major(static_cast<const bf16*>(data), 64, 64), a);
+  every_format(row_major(static_cast<const f16*>(data), 64, 64), a);
+  every_format(row_major(static_cast<const float*>(data), 64, 64), a);
+}
