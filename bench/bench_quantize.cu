@@ -440,6 +440,70 @@ case_desc given_scale_case(const std::string& variant, std::int64_t rows, std::i
   return c;
 }
 
+// Per-group (MoE) quantization with device offsets: G groups along the grouped axis (rows for
+// group_col, columns for group_row) of random non-uniform sizes, group 1 empty; scales (G, M or
+// N) in buffers of the case's own. Bytes: input read once + FP8 written once + the stored scales
+// of the non-empty groups.
+template <fp8q::spec S>
+case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_t cols,
+                       std::int64_t groups, fp8q::layout order) {
+  constexpr bool by_rows = S.granularity == fp8q::granularity::group_col;
+  const std::int64_t extent = by_rows ? rows : cols;
+  const std::int64_t sc = by_rows ? cols : rows;
+  std::vector<std::int32_t> ends(static_cast<std::size_t>(groups));
+  std::uint64_t x = 0x9e3779b97f4a7c15ull ^ static_cast<std::uint64_t>(groups);
+  std::vector<double> w(static_cast<std::size_t>(groups));
+  double total = 0.0;
+  for (auto& v : w) {  // sizes ~ uniform(0.25, 1.75) of the mean, group 1 empty
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v = 0.25 + 1.5 * static_cast<double>(x >> 11) / 9007199254740992.0;
+  }
+  if (groups > 1) w[1] = 0.0;
+  for (double v : w) total += v;
+  double acc = 0.0;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    acc += w[static_cast<std::size_t>(g)];
+    ends[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(g + 1 == groups ? extent : extent * acc / total);
+  }
+  const std::int64_t nonempty = groups > 1 ? groups - 1 : groups;
+  const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
+  case_desc c;
+  c.name = recipe + "_G" + std::to_string(groups) + "/" + fp8q::to_string(S.out) + "/bf16/" +
+           shape_name(rows, cols);
+  c.rows = rows;
+  c.cols = cols;
+  c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
+  const std::string name = c.name;
+  // Device buffers made on the first (untimed, unheld) call: registration touches no device.
+  struct group_buffers {
+    std::int32_t* ends = nullptr;  // [G] int32, device
+    float* scale = nullptr;        // [G, sc] f32, device
+    float* inverse = nullptr;      // [G, sc] f32, device
+  };
+  auto gb = std::make_shared<group_buffers>();
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    if (gb->ends == nullptr) {
+      gb->ends = device_alloc<std::int32_t>(ends.size() + 1, "offsets " + name);
+      cuda_check(cudaMemcpy(gb->ends, ends.data(), ends.size() * 4, cudaMemcpyHostToDevice), "copy offsets");
+      gb->scale = device_alloc<float>(static_cast<std::size_t>(groups * sc), "group scales " + name);
+      gb->inverse = device_alloc<float>(static_cast<std::size_t>(groups * sc), "group inverses " + name);
+    }
+    std::int32_t* d_ends = gb->ends;
+    float* d_scale = gb->scale;
+    float* d_inverse = gb->inverse;
+    const auto in = fp8q::row_major(b.in, rows, cols);  // [M, N] bf16, row-major
+    using data_t = typename fp8q::quantized<S>::data_t;
+    auto* data = reinterpret_cast<data_t*>(b.out);     // [M, N] FP8, `order`
+    fp8q::quantized<S> out{};
+    out.data = order == fp8q::layout::row_major ? fp8q::row_major(data, rows, cols)
+                                                : fp8q::col_major(data, rows, cols);
+    out.scale = fp8q::row_major(d_scale, groups, sc);    // [G, sc] f32
+    out.inverse = fp8q::row_major(d_inverse, groups, sc);  // [G, sc] f32
+    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .groups = {d_ends, groups}}), name);
+  };
+  return c;
+}
+
 // ---- the copy reference -------------------------------------------------------------------------
 
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // copied; 2x this is moved
@@ -510,6 +574,11 @@ constexpr fq::spec rowwise_fn{.out = fq::format::e4m3fn, .granularity = fq::gran
 constexpr fq::spec rowwise_fnuz{.out = fq::format::e4m3fnuz, .granularity = fq::granularity::row};
 constexpr fq::spec colwise_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::col};
 constexpr fq::spec tensorwise_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::tensor};
+
+constexpr fq::spec group_col_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_col,
+                                .power_of_2 = true};
+constexpr fq::spec group_row_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_row,
+                                .power_of_2 = true};
 
 constexpr fq::tuning t_default{};
 constexpr fq::tuning t_sw{.convert = fq::convert_path::software};
@@ -583,6 +652,11 @@ std::vector<case_desc> all_cases() {
     v.push_back(quantize_case<colwise_fn, t_default, row_out>("colwise_rowmajor", "", rows, cols));
     v.push_back(quantize_case<tensorwise_fn, t_default, row_out>("tensorwise", "", rows, cols));
   }
+  // MoE (issue 15's shapes): per-group colwise with column-major output, per-group rowwise.
+  for (const std::int64_t g : {1, 16, 64, 128})
+    v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, g, col_out));
+  for (const std::int64_t g : {16, 64})
+    v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
   return v;
 }
 
