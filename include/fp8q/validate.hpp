@@ -69,10 +69,11 @@ constexpr std::int64_t outer_extent(const view_facts& v) {
   return v.order == layout::row_major ? v.rows : v.cols;
 }
 
-// Elements from the first to the last element of one matrix, plus one (0 when empty).
-// False when that does not fit in int64.
+// Elements from the first to the last element of one matrix, plus one (0 for a view with no
+// elements, batch 0 included: its ld and batch stride address nothing). False when that does
+// not fit in int64.
 inline bool matrix_span(const view_facts& v, std::int64_t* span) {
-  if (v.rows <= 0 || v.cols <= 0) {
+  if (!has_elements(v)) {
     *span = 0;
     return true;
   }
@@ -110,8 +111,9 @@ inline status check_stride(const view_facts& v) {
   if (v.batch > 1 && has_elements(v)) {
     if (v.batch_stride < 0) return status::bad_stride;
     std::int64_t one = 0;
-    // a span that overflows is reported as size_overflow (phase 7)
-    if (matrix_span(v, &one) && v.batch_stride < one) return status::bad_stride;
+    // One matrix's span beyond int64: no batch stride separates two of them (with one matrix
+    // the same span is phase 7's size_overflow).
+    if (!matrix_span(v, &one) || v.batch_stride < one) return status::bad_stride;
   }
   return status::success;
 }
@@ -157,7 +159,8 @@ inline status check_size(const view_facts& v) {
 /// checked against the spec's scale extents (detail/index_map.hpp). Offsets are read only when
 /// `offsets_on_host` (a GPU backend passes false: device offsets are never read on the host).
 [[nodiscard]] inline status validate_views(const spec& s, const detail::view_facts* views, int n,
-                                           const group_offsets& groups, bool offsets_on_host) {
+                                           const group_offsets& groups, bool offsets_on_host,
+                                           int padded_output = 0) {
   using detail::view_facts;
   if (const status st = validate_spec(s); st != status::success) return st;
   const bool grouped = detail::is_grouped(s.granularity);
@@ -171,10 +174,24 @@ inline status check_size(const view_facts& v) {
   const view_facts& in = views[0];
   const detail::scale_map map = detail::make_scale_map(s, in.rows, in.cols, groups.ends,
                                                        groups.count > 0 ? groups.count : 0);
+  // A padded grouped output (groups.align > 1) is longer than the input along the grouped axis.
+  if (groups.align < 1 || (groups.align > 1 && (!grouped || padded_output < 1)))
+    return status::bad_shape;
+  std::int64_t out_rows = in.rows, out_cols = in.cols;
+  if (groups.align > 1) {
+    std::int64_t* grown = s.granularity == granularity::group_col ? &out_rows : &out_cols;
+    if (!detail::padded_capacity(*grown, groups, grown)) return status::bad_shape;
+  }
   for (int k = 1; k < n; ++k) {
     const view_facts& v = views[k];
     if (v.batch != in.batch) return status::bad_shape;
-    if (k == 1) {
+    if (k == 1 && groups.align > 1) {
+      // the padded capacity along the grouped axis, or more; the other axis as the input's
+      const bool ok = s.granularity == granularity::group_col
+                          ? v.rows >= out_rows && v.cols == in.cols
+                          : v.cols >= out_cols && v.rows == in.rows;
+      if (!ok) return status::bad_shape;
+    } else if (k == 1) {
       if (v.rows != in.rows || v.cols != in.cols) return status::bad_shape;
     } else {
       if (v.cols != map.scale_cols()) return status::bad_shape;
@@ -198,11 +215,18 @@ inline status check_size(const view_facts& v) {
   if (grouped && groups.ends != nullptr &&
       reinterpret_cast<std::uintptr_t>(groups.ends) % alignof(std::int32_t) != 0)
     return status::misaligned;
+  if (groups.padded_ends != nullptr &&
+      reinterpret_cast<std::uintptr_t>(groups.padded_ends) % alignof(std::int32_t) != 0)
+    return status::misaligned;
 
   for (int k = 0; k < n; ++k)
     if (const status st = detail::check_size(views[k]); st != status::success) return st;
   std::int64_t offset_bytes = 0;
   if (grouped && __builtin_mul_overflow(groups.count, std::int64_t{4}, &offset_bytes))
+    return status::size_overflow;
+  // padded end offsets are int32 like the offsets: the padded capacity must fit
+  if (groups.align > 1 && groups.padded_ends != nullptr &&
+      (s.granularity == granularity::group_col ? out_rows : out_cols) > 0x7fffffff)
     return status::size_overflow;
 
   if (grouped && offsets_on_host) {
@@ -224,7 +248,7 @@ template <spec S, class In>
   v[n++] = detail::facts_of(out.data);
   if (stores_multiplier(S)) v[n++] = detail::facts_of(out.scale);
   if (stores_inverse(S)) v[n++] = detail::facts_of(out.inverse);
-  return validate_views(S, v, n, args.groups, offsets_on_host);
+  return validate_views(S, v, n, args.groups, offsets_on_host, /*padded_output=*/1);
 }
 
 /// Everything a dequantization of `in` into `out` needs. Only the scale view dequantization

@@ -68,10 +68,32 @@ constexpr matrix_view<T> batched(matrix_view<T> v, std::int64_t batch,
 /// Group boundaries as int32 cumulative END offsets of length `count` (TorchAO / _grouped_mm
 /// convention): group g spans [g == 0 ? 0 : ends[g-1], ends[g]). Host memory for the host
 /// backend, device memory for the GPU backends (read on the device, never synchronized).
+/// With align > 1 the output is padded for a grouped GEMM (16 for FP8 `_scaled_grouped_mm`, 32
+/// for MXFP8, 128 for DeepGEMM's contiguous layout): group g's data starts at the padded offset
+/// sum over k < g of round_up(size_k, align) along the grouped axis of the output, the
+/// round_up(size_g, align) - size_g lines after it are written as zero bytes, and the output's
+/// grouped extent must be at least the input's + count * (align - 1) (docs/semantics.md, "Padded
+/// groups").
 struct group_offsets {
-  const std::int32_t* ends = nullptr;
+  const std::int32_t* ends = nullptr;   ///< [count] cumulative end offsets
   std::int64_t count = 0;
+  std::int64_t align = 1;               ///< 1: the output is packed like the input
+  std::int32_t* padded_ends = nullptr;  ///< align > 1, optional: [count] padded end offsets, written
 };
+
+namespace detail {
+/// Lines the output of a padded grouped call needs along its grouped axis: every group may grow
+/// by align - 1. False when that does not fit in int64.
+constexpr bool padded_capacity(std::int64_t extent, const group_offsets& g, std::int64_t* out) {
+  if (g.align <= 1) {
+    *out = extent;
+    return true;
+  }
+  std::int64_t grow = 0;
+  return !__builtin_mul_overflow(g.count, g.align - 1, &grow) &&
+         !__builtin_add_overflow(extent, grow, out);
+}
+}  // namespace detail
 
 /// What a quantization writes: the FP8 data and the scale(s) the spec stores.
 /// Scale matrix extents per granularity (per batch item; batch_stride as in any view):
@@ -81,8 +103,8 @@ template <spec S>
 struct quantized {
   using data_t = fp8<S.out>;
   using scale_type = scale_t<S>;
-  // Default member initializers: `{.data = ..., .inverse = ...}` leaves `scale` empty without a
-  // missing-initializer warning.
+  // Default member initializers: `{.data = q, .inverse = inv}` leaves `scale` empty without a
+  // -Wmissing-field-initializers warning (g++ 12, clang 19).
   matrix_view<data_t> data{};         ///< same logical extents as the input
   matrix_view<scale_type> scale{};    ///< s (used when S.store is multiplier or both)
   matrix_view<scale_type> inverse{};  ///< 1/s (used when S.store is inverse or both; MX codes)

@@ -225,8 +225,8 @@ TEST_CASE("errors: misaligned", "[host][errors]") {
 }
 
 TEST_CASE("errors: size_overflow", "[host][errors]") {
-  const i64 big = i64{1} << 40;
-  expect_error<TI>("span overflows int64 elements", status::size_overflow, [big](TI& c) {
+  constexpr i64 big = i64{1} << 40;
+  expect_error<TI>("span overflows int64 elements", status::size_overflow, [](TI& c) {
     c.in = row_major<const bf16>(c.x.data(), big, big);  // (2^40 - 1) * 2^40 + 2^40 elements
     c.out.data = row_major(c.q.data(), big, big);
   });

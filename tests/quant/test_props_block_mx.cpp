@@ -21,13 +21,14 @@ const std::vector<shape3> mx_shapes{{1, 1, 1},   {1, 1, 32},  {1, 32, 1},  {1, 2
                                     {1, 64, 3},  {2, 33, 65}, {1, 40, 96}, {1, 97, 31}};
 
 template <spec S, class In>
-void props(const char* tag, const std::vector<shape3>& shapes, const fq::gen_cfg& g = {}) {
+void props(const char* tag, const std::vector<shape3>& shapes, const fq::gen_cfg& g = {},
+           fq::i64 min_covered = 101) {
   const std::uint64_t seed = fq::test_seed(tag);
   INFO("seed " << seed << " (FP8Q_TEST_SEED=" << fq::base_seed() << "), input " << fq::type_name<In>());
   std::mt19937_64 rng(seed);
   fq::i64 covered = 0;
   CHECK(fq::props_run<S, In>(rng, shapes, g, 0, &covered) == "");
-  CHECK(covered > 100);
+  CHECK(covered >= min_covered);
 }
 
 constexpr spec blk_1x128{.out = format::e4m3fn, .granularity = granularity::block, .store = stored_scale::both,
@@ -70,6 +71,17 @@ TEMPLATE_TEST_CASE("props: MX 1x32 e4m3fn FLOOR", "[host][props][mx]", float, bf
 TEMPLATE_TEST_CASE("props: MX 32x1 e4m3fn RCEIL", "[host][props][mx]", float, bf16, f16) {
   props<mx_cols_rceil, TestType>("mx_cols_rceil", mx_shapes);
 }
+TEST_CASE("props: block and MX with NaN and infinite inputs", "[host][props][nan]") {
+  fq::gen_cfg g;
+  g.p_nan = 0.004;
+  g.p_inf = 0.004;
+  props<blk_1x128, bf16>("nan_blk_1x128", block_shapes, g, 1);
+  props<blk_2x3_sr, float>("nan_blk_2x3_sr", block_shapes, g, 1);
+  props<mx_rows_floor, bf16>("nan_mx_rows_floor", mx_shapes, g, 1);
+  props<mx_cols_rceil, float>("nan_mx_cols_rceil", mx_shapes, g, 1);
+  props<mx_rows_e4m3fnuz_rceil, f16>("nan_mx_rows_fnuz", mx_shapes, g, 1);
+}
+
 TEST_CASE("props: MX other formats", "[host][props][mx]") {
   props<mx_rows_e5m2_rceil, bf16>("mx_rows_e5m2_rceil", mx_shapes);
   props<mx_cols_e5m2fnuz_floor, float>("mx_cols_e5m2fnuz_floor", mx_shapes);

@@ -19,14 +19,14 @@ const std::vector<shape3> shapes{{1, 1, 1}, {1, 1, 40}, {1, 37, 1}, {1, 17, 33},
                                  {1, 130, 7}, {1, 0, 5}, {1, 6, 0}};
 
 template <spec S, class In>
-void props(const char* tag, fq::i64 groups) {
+void props(const char* tag, fq::i64 groups, const fq::gen_cfg& g = {}, fq::i64 min_covered = 51) {
   const std::uint64_t seed = fq::test_seed(tag);
   INFO("seed " << seed << " (FP8Q_TEST_SEED=" << fq::base_seed() << "), input "
                << fq::type_name<In>() << ", G = " << groups);
   std::mt19937_64 rng(seed + static_cast<std::uint64_t>(groups));
   fq::i64 covered = 0;
-  CHECK(fq::props_run<S, In>(rng, shapes, {}, groups, &covered) == "");
-  CHECK(covered > 50);
+  CHECK(fq::props_run<S, In>(rng, shapes, g, groups, &covered) == "");
+  CHECK(covered >= min_covered);
 }
 
 constexpr spec gcol_both{.out = format::e4m3fn, .granularity = granularity::group_col,
@@ -50,6 +50,14 @@ TEMPLATE_TEST_CASE("props: per-group rowwise e5m2", "[host][props][group]", floa
 }
 TEST_CASE("props: per-group rowwise e4m3fnuz stochastic", "[host][props][group]") {
   for (fq::i64 g : {1, 3, 7}) props<grow_fnuz_sr, bf16>("grow_fnuz_sr", g);
+}
+
+TEST_CASE("props: per-group with NaN and infinite inputs", "[host][props][group][nan]") {
+  fq::gen_cfg g;
+  g.p_nan = 0.004;
+  g.p_inf = 0.004;
+  for (fq::i64 n : {1, 5}) props<gcol_both, bf16>("nan_gcol_both", n, g, 1);
+  for (fq::i64 n : {2, 7}) props<grow_fnuz_sr, float>("nan_grow_fnuz_sr", n, g, 1);
 }
 
 TEST_CASE("props: degenerate offsets", "[host][props][group]") {

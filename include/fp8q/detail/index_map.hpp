@@ -26,7 +26,7 @@ enum class axis_kind : std::uint8_t {
   grouped,  ///< units from int32 cumulative end offsets; elements past the last end are in none
 };
 
-/// One axis of the unit grid. For grouped axes `ends` is read by begin/end/unit_of only (host
+/// One axis of the unit grid. For grouped axes `ends` is read by begin/end only (host
 /// memory on the host, device memory in a kernel); offsets outside [0, extent] are clamped so a
 /// kernel never leaves the matrix even when its (unvalidated) device offsets are garbage.
 struct axis_map {
@@ -40,7 +40,9 @@ struct axis_map {
   FP8Q_HD constexpr std::int64_t count() const {
     switch (kind) {
       case axis_kind::whole: return 1;
-      case axis_kind::uniform: return (extent + size - 1) / size;
+      // (extent - 1) / size + 1 rather than (extent + size - 1) / size: no overflow for an
+      // extent near INT64_MAX (validation builds the map before it checks sizes)
+      case axis_kind::uniform: return extent > 0 ? (extent - 1) / size + 1 : 0;
       case axis_kind::grouped: return groups;
     }
     return 0;
@@ -58,7 +60,7 @@ struct axis_map {
   FP8Q_HD constexpr std::int64_t end(std::int64_t i) const {
     switch (kind) {
       case axis_kind::whole: return extent;
-      case axis_kind::uniform: return (i + 1) * size < extent ? (i + 1) * size : extent;
+      case axis_kind::uniform: return extent - i * size > size ? (i + 1) * size : extent;
       case axis_kind::grouped: {
         const std::int64_t b = begin(i);
         const std::int64_t e = clamp_offset(ends[i]);
@@ -66,24 +68,6 @@ struct axis_map {
       }
     }
     return 0;
-  }
-  /// Unit holding element x (0 <= x < extent), or -1 when x is in no unit (past the last
-  /// group end). Grouped axes binary-search the (monotone) ends.
-  FP8Q_HD constexpr std::int64_t unit_of(std::int64_t x) const {
-    switch (kind) {
-      case axis_kind::whole: return 0;
-      case axis_kind::uniform: return x / size;
-      case axis_kind::grouped: {
-        std::int64_t lo = 0;
-        std::int64_t hi = groups;  // first g with ends[g] > x lies in [lo, hi]
-        while (lo < hi) {
-          const std::int64_t mid = lo + (hi - lo) / 2;
-          if (clamp_offset(ends[mid]) > x) hi = mid; else lo = mid + 1;
-        }
-        return lo < groups ? lo : -1;
-      }
-    }
-    return -1;
   }
 
  private:

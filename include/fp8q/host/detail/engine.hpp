@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "fp8q/convert.hpp"
 #include "fp8q/detail/index_map.hpp"
@@ -199,12 +200,14 @@ void finish_units(const quantized<S>& out,  // scales [B][scale extents] per S
 }
 
 // q = encode(x * mult[u]) for every element of the units of `w` inside `cl`.
+// shift: null, or [groups] how far group g's lines move along the grouped axis in a padded
+// output (validate.hpp's group_offsets::align); the grouped unit is constant along every run.
 template <spec S, class In>
 void cast_units(const matrix_view<const In>& in,  // [B][M, N] In, any layout
-                const quantized<S>& out,          // data [B][M, N], any layout
+                const quantized<S>& out,          // data [B][M', N'] (padded: M' or N' larger)
                 const scale_map& m, const work_item& w, const clip& cl,
                 const float* mult,  // [units of w]
-                std::uint64_t seed) {
+                std::uint64_t seed, const std::int64_t* shift = nullptr) {
   using data_t = fp8<S.out>;
   const strides si = strides_of(in);
   const strides so = strides_of(out.data);
@@ -217,7 +220,12 @@ void cast_units(const matrix_view<const In>& in,  // [B][M, N] In, any layout
       [&](std::int64_t u, std::int64_t du, std::int64_t r, std::int64_t c, std::int64_t len,
           bool along) {
         const In* p = in_base + r * si.row + c * si.col;
-        data_t* q = out_base + r * so.row + c * so.col;
+        std::int64_t ro = r, co = c;
+        if (shift != nullptr) {
+          if constexpr (S.granularity == granularity::group_col) ro += shift[w.i0 + u / w.units_j()];
+          if constexpr (S.granularity == granularity::group_row) co += shift[w.j0 + u % w.units_j()];
+        }
+        data_t* q = out_base + ro * so.row + co * so.col;
         const std::int64_t step_in = along ? si.col : si.row;
         const std::int64_t step_out = along ? so.col : so.row;
         const float* s = mult + u;
@@ -293,6 +301,48 @@ void dequantize_units(const quantized<S>& in,  // data [B][M, N] any layout; sca
                });
 }
 
+// A padded grouped output (group_offsets::align > 1): where each group's lines move, and the
+// padding lines written as zeros after the groups' data.
+struct padded_groups {
+  std::vector<std::int64_t> shift;  // [groups] padded begin - begin; empty when not padded
+  std::vector<std::int64_t> pend;   // [groups] padded end offsets
+
+  template <spec S>
+  static padded_groups of(const scale_map& m, const group_offsets& g) {
+    padded_groups p;
+    if (!fp8q::detail::is_grouped(S.granularity) || g.align <= 1) return p;
+    const fp8q::detail::axis_map& a = S.granularity == granularity::group_col ? m.rows : m.cols;
+    std::int64_t at = 0;
+    for (std::int64_t k = 0; k < a.count(); ++k) {
+      const std::int64_t size = a.end(k) - a.begin(k);
+      p.shift.push_back(at - a.begin(k));
+      at += (size + g.align - 1) / g.align * g.align;
+      p.pend.push_back(at);
+    }
+    return p;
+  }
+  const std::int64_t* shift_or_null() const { return shift.empty() ? nullptr : shift.data(); }
+
+  // Zero bytes in the padding lines of every group and batch item; the padded end offsets.
+  template <spec S>
+  void finish(const quantized<S>& out, const scale_map& m, const group_offsets& g) const {
+    const bool along_rows = S.granularity == granularity::group_col;
+    const fp8q::detail::axis_map& a = along_rows ? m.rows : m.cols;
+    const std::int64_t other = along_rows ? out.data.cols : out.data.rows;
+    for (std::int64_t b = 0; b < out.data.batch; ++b) {
+      for (std::int64_t k = 0; k < a.count(); ++k) {
+        for (std::int64_t x = a.end(k) + shift[static_cast<std::size_t>(k)]; x < pend[static_cast<std::size_t>(k)]; ++x) {
+          for (std::int64_t y = 0; y < other; ++y) {
+            (along_rows ? out.data(b, x, y) : out.data(b, y, x)) = fp8<S.out>{0};
+          }
+        }
+      }
+    }
+    if (g.padded_ends != nullptr)
+      for (std::size_t k = 0; k < pend.size(); ++k) g.padded_ends[k] = static_cast<std::int32_t>(pend[k]);
+  }
+};
+
 // Tensorwise with fewer matrices than threads: chunks of lines (rows of a row-major input,
 // columns of a column-major one) of one matrix at a time.
 inline constexpr std::int64_t max_chunks = 256;
@@ -332,6 +382,15 @@ void run_quantize(const matrix_view<const In>& in,  // [B][M, N] In, any layout
                   const quantize_args& args, unsigned requested_threads) {
   const scale_map m = fp8q::detail::make_scale_map(S, in.rows, in.cols, args.groups.ends,
                                                    args.groups.count);
+  // A view with no elements writes no data (every unit is empty) and may have a null pointer
+  // and any batch stride: no address is formed from it. Padded end offsets are still written.
+  if (in.empty()) {
+    const padded_groups pad = padded_groups::of<S>(m, args.groups);
+    if (args.groups.padded_ends != nullptr)
+      for (std::size_t k = 0; k < pad.pend.size(); ++k)
+        args.groups.padded_ends[k] = static_cast<std::int32_t>(pad.pend[k]);
+    return;
+  }
   const work_plan p = make_plan(m, in.batch);
   if (p.count() == 0) return;
   const clip all{0, in.rows, 0, in.cols};
@@ -359,6 +418,7 @@ void run_quantize(const matrix_view<const In>& in,  // [B][M, N] In, any layout
     return;
   }
 
+  const padded_groups pad = padded_groups::of<S>(m, args.groups);
   const unsigned threads = resolve_threads(requested_threads, elements, p.count());
   parallel_for(p.count(), threads, [&](std::int64_t k) {
     const work_item w = p.item(k);
@@ -367,8 +427,9 @@ void run_quantize(const matrix_view<const In>& in,  // [B][M, N] In, any layout
     for (std::int64_t u = 0; u < max_units; ++u) amax[u] = 0.0f;
     fold_amax(in, m, w, all, amax);
     finish_units(out, m, w, amax, mult);
-    cast_units(in, out, m, w, all, mult, args.seed);
+    cast_units(in, out, m, w, all, mult, args.seed, pad.shift_or_null());
   });
+  if (!pad.shift.empty()) pad.finish<S>(out, m, args.groups);
 }
 
 // The whole dequantization of a validated call.
@@ -376,6 +437,7 @@ template <spec S, class Out>
 void run_dequantize(const quantized<S>& in,  // data [B][M, N]; scales per S
                     const matrix_view<Out>& out,  // [B][M, N] Out, any layout
                     const quantize_args& args, unsigned requested_threads) {
+  if (in.data.empty()) return;  // nothing to write, and no address to form (run_quantize)
   const scale_map m = fp8q::detail::make_scale_map(S, in.data.rows, in.data.cols,
                                                    args.groups.ends, args.groups.count);
   const work_plan p = make_plan(m, in.data.batch);
