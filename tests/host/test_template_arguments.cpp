@@ -53,15 +53,15 @@ template <spec S>
 template <tuning T>
 [[gnu::noinline]] tuning read_tuning() {
   tuning r{};
-  r.threads = static_cast<int>(pass(T.threads));
-  r.tile_rows = static_cast<int>(pass(T.tile_rows));
-  r.tile_cols = static_cast<int>(pass(T.tile_cols));
+  r.threads = static_cast<std::int16_t>(pass(T.threads));
+  r.tile_rows = static_cast<std::int16_t>(pass(T.tile_rows));
+  r.tile_cols = static_cast<std::int16_t>(pass(T.tile_cols));
   r.store = static_cast<store_path>(pass(T.store));
   r.amax_order = static_cast<memory_order>(pass(T.amax_order));
   r.amax_scope = static_cast<memory_scope>(pass(T.amax_scope));
-  r.tensor = static_cast<tensor_path>(pass(T.tensor));
-  r.col = static_cast<col_path>(pass(T.col));
   r.convert = static_cast<convert_path>(pass(T.convert));
+  r.path = static_cast<gpu_path>(pass(T.path));
+  r.units = static_cast<std::uint8_t>(pass(T.units));
   return r;
 }
 
@@ -76,8 +76,8 @@ constexpr spec mx = mx_spec(format::e4m3fnuz, 32, 1, e8m0_rounding::rceil);
 
 constexpr tuning odd_tuning{.threads = 96, .tile_rows = 48, .tile_cols = 80,
                             .store = store_path::staged, .amax_order = memory_order::seq_cst,
-                            .amax_scope = memory_scope::system, .tensor = tensor_path::last_block,
-                            .col = col_path::two_launch, .convert = convert_path::hardware};
+                            .amax_scope = memory_scope::system, .convert = convert_path::hardware,
+                            .path = gpu_path::col_streaming, .units = 5};
 
 }  // namespace
 

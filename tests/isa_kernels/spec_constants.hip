@@ -16,6 +16,6 @@ constexpr spec row_eps{.out = format::e4m3fnuz, .granularity = granularity::row,
 }  // namespace
 
 void fp8q_isa_spec_constants(const bf16* x, void* ws, gpu_stream s) {
-  (void)quantize<row_default>(row_major(x, 64, 64), quantized<row_default>{}, {}, ws, 0, s);
-  (void)quantize<row_eps>(row_major(x, 64, 64), quantized<row_eps>{}, {}, ws, 0, s);
+  (void)quantize<row_default>(row_major(x, 64, 64), quantized<row_default>{}, {.stream = s, .workspace = ws});
+  (void)quantize<row_eps>(row_major(x, 64, 64), quantized<row_eps>{}, {.stream = s, .workspace = ws});
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fp8q/detail/gpu/byte_tile.hpp"
 #include "fp8q/detail/gpu/problem.hpp"
@@ -152,6 +153,8 @@ struct col_cluster {
   static constexpr int strip = 64;  // columns per strip: one 128-byte line of bf16 per row
   static constexpr int K = units_or(T, R.threads <= 512 ? 16 : 8);
   static constexpr bool runs = backend::has_clusters && R.threads >= strip;
+  // dependent on In, so that a toolchain without clusters never looks into it
+  using cluster_api = std::conditional_t<sizeof(In) != 0, backend::cluster_api, void>;
   struct plan {
     int cluster = 0;  // CTAs per cluster
     int seg = 0;      // rows per CTA
@@ -162,7 +165,6 @@ struct col_cluster {
     if constexpr (!runs) {
       return false;
     } else {
-      using cluster_api = backend::cluster_api;
       constexpr int max_cluster = cluster_api::max_size;
       if (!streams_columns(p) || p.in.rows > static_cast<std::int64_t>(max_cluster) * 65536) return false;
       if (p.dev == nullptr) return true;
@@ -197,14 +199,14 @@ struct col_cluster {
     if constexpr (!runs) {
       return status::bad_layout;
     } else {
-      return backend::cluster_api::launch(kernel(), pl.grid_x, pl.cluster, R.threads,
+      return cluster_api::launch(kernel(), pl.grid_x, pl.cluster, R.threads,
                                           cluster_shared_bytes<In, strip>(pl.seg), stream, p.in, p.out, pl.seg, p.seed);
     }
   }
 
  private:
   static auto kernel() {
-    return &col_cluster_kernel<spec_c<S>, tuning_c<R>, In, strip, K, backend::cluster_api>;
+    return &col_cluster_kernel<spec_c<S>, tuning_c<R>, In, strip, K, cluster_api>;
   }
 };
 
