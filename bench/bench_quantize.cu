@@ -504,6 +504,47 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   return c;
 }
 
+// Dual per-group colwise (the weight gradient's grad_output and input, one launch): two M x N
+// tensors with one set of offsets; the second input is the first one's buffer read again (its
+// own bytes in the count: a real step reads two tensors), the second output a buffer of its own.
+template <fp8q::spec S>
+case_desc grouped_dual_case(std::int64_t rows, std::int64_t cols, std::int64_t groups) {
+  case_desc one = grouped_case<S>("unused", rows, cols, groups, fp8q::layout::col_major);
+  case_desc c;
+  c.name = "group_colwise_dual_colmajor_G" + std::to_string(groups) + "/" + fp8q::to_string(S.out) +
+           "/bf16/" + shape_name(rows, cols) + "x2";
+  c.rows = rows;
+  c.cols = cols;
+  c.bytes = 2.0 * one.bytes;
+  std::vector<std::int32_t> ends(static_cast<std::size_t>(groups));
+  for (std::int64_t g = 0; g < groups; ++g)  // the same sizes as grouped_case draws
+    ends[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(rows * (g + 1) / groups);
+  if (groups > 1) ends[1] = ends[0];
+  const std::string name = c.name;
+  struct dual_buffers {
+    std::int32_t* ends = nullptr;    // [G] int32, device
+    std::uint8_t* out_b = nullptr;   // [M, N] FP8, column-major, device
+    float* scales = nullptr;         // [2, G, N] f32 inverse scales, device
+  };
+  auto db = std::make_shared<dual_buffers>();
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    if (db->ends == nullptr) {
+      db->ends = device_alloc<std::int32_t>(ends.size() + 1, "offsets " + name);
+      cuda_check(cudaMemcpy(db->ends, ends.data(), ends.size() * 4, cudaMemcpyHostToDevice), "copy offsets");
+      db->out_b = device_alloc<std::uint8_t>(static_cast<std::size_t>(rows * cols), "second output " + name);
+      db->scales = device_alloc<float>(static_cast<std::size_t>(2 * groups * cols), "scales " + name);
+    }
+    using data_t = typename fp8q::quantized<S>::data_t;
+    const auto in = fp8q::row_major(b.in, rows, cols);  // [M, N] bf16, row-major
+    const fp8q::quantized<S> oa{.data = fp8q::col_major(reinterpret_cast<data_t*>(b.out), rows, cols),
+                                .inverse = fp8q::row_major(db->scales, groups, cols)};
+    const fp8q::quantized<S> ob{.data = fp8q::col_major(reinterpret_cast<data_t*>(db->out_b), rows, cols),
+                                .inverse = fp8q::row_major(db->scales + groups * cols, groups, cols)};
+    status_check(fp8q::quantize_dual<S>(in, oa, in, ob, {.stream = stream, .groups = {db->ends, groups}}), name);
+  };
+  return c;
+}
+
 // ---- the copy reference -------------------------------------------------------------------------
 
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // copied; 2x this is moved
@@ -657,6 +698,7 @@ std::vector<case_desc> all_cases() {
     v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, g, col_out));
   for (const std::int64_t g : {16, 64})
     v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
+  v.push_back(grouped_dual_case<group_col_fn>(16640, 5120, 64));
   return v;
 }
 

@@ -244,6 +244,51 @@ constexpr spec grow_e5m2{.out = format::e5m2, .granularity = granularity::group_
 constexpr spec grow_e5m2fnuz_sr{.out = format::e5m2fnuz, .granularity = granularity::group_row,
                                 .store = stored_scale::both, .rounding = rounding::stochastic};
 
+// quantize_dual: grad_output (M x Na) and input (M x Nb) with one set of offsets, one launch,
+// against host::quantize_dual; both outputs guarded.
+template <spec S>
+void dual_case(fp8q_test::checker& check, std::mt19937_64& rng, i64 M, i64 Na, i64 Nb, i64 G,
+               i64 align) {
+  const i64 cap = M + G * (align - 1);
+  const std::vector<bf16> xa = make_input<bf16>(rng, M * Na, true), xb = make_input<bf16>(rng, M * Nb, false);
+  const std::vector<std::int32_t> ends = make_ends(rng, G, M, 2);
+  arena ia(M * Na * 2), ib(M * Nb * 2), qa(cap * Na), qb(cap * Nb), sa(G * Na * 4), sb(G * Nb * 4),
+      va(G * Na * 4), vb(G * Nb * 4), e(G * 4 + 4), pe(G * 4 + 4);
+  std::memcpy(ia.h<bf16>(), xa.data(), xa.size() * 2);
+  std::memcpy(ib.h<bf16>(), xb.data(), xb.size() * 2);
+  std::memcpy(e.h<std::int32_t>(), ends.data(), ends.size() * 4);
+  cuda_ok(cudaMemcpy(ia.d<bf16>(), xa.data(), xa.size() * 2, cudaMemcpyHostToDevice));
+  cuda_ok(cudaMemcpy(ib.d<bf16>(), xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
+  cuda_ok(cudaMemcpy(e.d<std::int32_t>(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice));
+  auto out = [&](arena& q, arena& s, arena& v, i64 n, bool dev) {
+    quantized<S> o{};
+    o.data = col_major(reinterpret_cast<fp8<S.out>*>(dev ? q.d<std::uint8_t>() : q.h<std::uint8_t>()), cap, n);
+    if constexpr (stores_multiplier(S)) o.scale = row_major(dev ? s.d<float>() : s.h<float>(), G, n);
+    if constexpr (stores_inverse(S)) o.inverse = row_major(dev ? v.d<float>() : v.h<float>(), G, n);
+    return o;
+  };
+  const std::uint64_t seed = rng();
+  for (const std::uint8_t p : {gpu_check::poison_a, gpu_check::poison_b}) {
+    for (arena* a : {&qa, &qb, &sa, &sb, &va, &vb, &pe}) a->poison(p);
+    const group_offsets gh{e.h<std::int32_t>(), G, align, align > 1 ? pe.h<std::int32_t>() : nullptr};
+    const group_offsets gd{e.d<std::int32_t>(), G, align, align > 1 ? pe.d<std::int32_t>() : nullptr};
+    const status hs = host::quantize_dual<S>(row_major<const bf16>(ia.h<bf16>(), M, Na), out(qa, sa, va, Na, false),
+                                            row_major<const bf16>(ib.h<bf16>(), M, Nb), out(qb, sb, vb, Nb, false),
+                                            {.groups = gh, .seed = seed});
+    const status ds = quantize_dual<S>(row_major<const bf16>(ia.d<bf16>(), M, Na), out(qa, sa, va, Na, true),
+                                       row_major<const bf16>(ib.d<bf16>(), M, Nb), out(qb, sb, vb, Nb, true),
+                                       {.seed = seed, .groups = gd});
+    cuda_ok(cudaDeviceSynchronize());
+    const i64 d = qa.diff() + qb.diff() + sa.diff() + sb.diff() + va.diff() + vb.diff() + pe.diff();
+    if (hs != status::success || ds != status::success || d != 0)
+      std::printf("  dual M=%lld Na=%lld Nb=%lld G=%lld align=%lld: host %s device %s, %lld bytes differ\n",
+                  static_cast<long long>(M), static_cast<long long>(Na), static_cast<long long>(Nb),
+                  static_cast<long long>(G), static_cast<long long>(align), to_string(hs), to_string(ds),
+                  static_cast<long long>(d));
+    FP8Q_TEST_CHECK(check, hs == status::success && ds == status::success && d == 0);
+  }
+}
+
 // One call captured in a graph, replayed; then 10 plain runs: identical bytes every time.
 void graph_and_repeats(fp8q_test::checker& check, std::mt19937_64& rng) {
   constexpr spec S = gcol_e4m3fn;
@@ -311,6 +356,9 @@ int main() {
   sweep<grow_e4m3fnuz>(check, rng);
   sweep<grow_e5m2>(check, rng);
   sweep<grow_e5m2fnuz_sr>(check, rng);
+  dual_case<gcol_e4m3fn>(check, rng, 2000, 96, 200, 7, 1);
+  dual_case<gcol_e5m2_sr>(check, rng, 1500, 130, 64, 64, 16);
+  dual_case<gcol_e4m3fnuz>(check, rng, 3000, 33, 33, 256, 128);
   graph_and_repeats(check, rng);
   return check.finish();
 }

@@ -1,4 +1,4 @@
-// The per-group families (group_rowwise, group_colwise) for AMD targets: every data format,
+// The per-group families (group_rowwise, group_colwise, the dual colwise launch) for AMD targets: every data format,
 // bf16/f16/f32 inputs. The checks in CMakeLists.txt require the offsets error word's relaxed
 // atomic OR and no cache write-back/invalidate around it on gfx942.
 #include "fp8q/gpu/quantize.hpp"
@@ -14,6 +14,7 @@ template <format F, class In>
 void both(matrix_view<const In> in, const gpu_args& a) {
   (void)quantize<grouped_spec<F, granularity::group_row>>(in, {}, a);
   (void)quantize<grouped_spec<F, granularity::group_col>>(in, {}, a);
+  (void)quantize_dual<grouped_spec<F, granularity::group_col>>(in, {}, in, {}, a);
 }
 
 template <class In>

@@ -134,6 +134,45 @@ template <spec S, tuning T = tuning{}, class In>
   return quantize<S, T, In>(in.as_const(), out, args);
 }
 
+/// Per-group colwise of two tensors with the same rows and the same device offsets in one launch
+/// (the MoE weight gradient: grad_output and input). Both are validated before anything is
+/// launched; the bytes are host::quantize_dual's. Offsets are checked and padded ends written
+/// once (they are the same for both).
+template <spec S, tuning T = tuning{}, class In>
+[[nodiscard]] status quantize_dual(matrix_view<const In> in_a,  // [batch, M, N] In, any layout
+                                   const quantized<S>& out_a,   // data + scales, device memory
+                                   matrix_view<const In> in_b,  // [batch', M, N'] In, any layout
+                                   const quantized<S>& out_b,   // data + scales, device memory
+                                   const gpu_args& args = {}) {
+  detail::gpu::check_gpu_spec<S>();
+  static_assert(S.granularity == granularity::group_col,
+                "fp8q: quantize_dual on the GPU is per-group colwise (granularity::group_col)");
+  const quantize_args qa = detail::gpu::to_quantize_args(args);
+  status st = validate_quantize(in_a, out_a, qa, /*offsets_on_host=*/false);
+  if (st == status::success) st = validate_quantize(in_b, out_b, qa, false);
+  if (st != status::success) return st;
+  if (in_a.rows != in_b.rows) return status::bad_shape;  // one set of offsets over the rows
+  if (in_a.empty() || in_b.empty()) {  // one tensor's launch (or the bookkeeping alone)
+    if (!in_b.empty()) return quantize<S, T>(in_b, out_b, args);
+    return quantize<S, T>(in_a, out_a, args);
+  }
+  const backend::device_facts* dev = nullptr;
+  if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
+  if (args.groups.count == 0) return status::success;
+  using family = detail::gpu::group_colwise<S, T, In>;
+  constexpr int w = detail::gpu::group_strip_cols;
+  const std::int64_t strips = ((in_a.cols > in_b.cols ? in_a.cols : in_b.cols) + w - 1) / w;
+  if (args.groups.count > 65535 || in_a.batch + in_b.batch > 65535 || strips > 0x7fffffffLL)
+    return status::bad_layout;
+  return backend::launch<detail::gpu::group_col_dual_kernel<detail::gpu::spec_c<S>,
+                                                            detail::gpu::tuning_c<family::R>, In>>(
+      *dev, false,
+      dim3(static_cast<unsigned>(strips), static_cast<unsigned>(args.groups.count),
+           static_cast<unsigned>(in_a.batch + in_b.batch)),
+      family::R.threads, args.stream, in_a, out_a, in_b, out_b, args.groups, args.error_word,
+      args.seed);
+}
+
 /// Tensorwise with a given scale (delayed scaling): casts with given_scale[b] (last step's
 /// scale, device memory) in one pass and writes this call's amax of each batch item to
 /// amax_out[b] (device memory, f32; any NaN gives 0x7fc00000). Needs dense views of the same

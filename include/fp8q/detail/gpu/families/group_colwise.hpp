@@ -22,29 +22,30 @@ inline constexpr int group_strip_cols = 32;
 // out.data: [batch, rows', cols] FP8, any layout (rows' >= rows + G * (align - 1) when padded)
 // scales:   [batch, G, cols] f32
 // grid:     (strips, G, batch); block: threads = waves * 32, lane = column of the strip
-template <class SC, class TC, class In>
-__global__ void __launch_bounds__(TC::value.threads)
-    group_col_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
-                     std::uint32_t* error_word, std::uint64_t seed) {
-  constexpr spec S = SC::value;
-  constexpr int threads = TC::value.threads;
+// One block's work: strip `strip` of group g of batch item b; `keeper`: this block does the
+// group's bookkeeping (error word, padded end).
+template <spec S, tuning T, class In>
+__device__ inline void group_col_block(const matrix_view<const In>& in, const quantized<S>& out,
+                                       const group_offsets& gs, std::uint32_t* error_word,
+                                       std::uint64_t seed, std::int64_t strip, std::int64_t g,
+                                       std::int64_t b, bool keeper) {
+  constexpr int threads = T.threads;
   constexpr int lines = threads / group_strip_cols;  // rows in flight per block
   __shared__ std::uint32_t partial[lines][group_strip_cols];
   __shared__ float scales[group_strip_cols];
   __shared__ device_group bounds;
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
-  const std::int64_t g = blockIdx.y;
-  const std::int64_t b = blockIdx.z;
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % group_strip_cols;
   const int line = tid / group_strip_cols;
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * group_strip_cols + lane;
+  const std::int64_t c = strip * group_strip_cols + lane;
   if (tid == 0) {
     bounds = group_bounds(gs, g, M);
-    if (blockIdx.x == 0 && b == 0) group_bookkeeping(gs, error_word, g, M, bounds);
+    if (keeper) group_bookkeeping(gs, error_word, g, M, bounds);
   }
   backend::block_sync();
+  if (strip * group_strip_cols >= N) return;  // a dual launch's narrower tensor
   const device_group d = bounds;
   if (d.end == d.begin) return;  // an empty group writes nothing
   std::uint32_t amax = 0;
@@ -73,6 +74,35 @@ __global__ void __launch_bounds__(TC::value.threads)
   }
   for (std::int64_t r = d.out_begin + (d.end - d.begin) + line; r < d.out_end; r += lines)
     out.data(b, r, c) = fp8<S.out>{0};  // padding
+}
+
+template <class SC, class TC, class In>
+__global__ void __launch_bounds__(TC::value.threads)
+    group_col_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
+                     std::uint32_t* error_word, std::uint64_t seed) {
+  group_col_block<SC::value, TC::value, In>(in, out, gs, error_word, seed, blockIdx.x, blockIdx.y,
+                                            blockIdx.z, blockIdx.x == 0 && blockIdx.z == 0);
+}
+
+// Two tensors with the same rows and offsets in one launch (the MoE weight gradient's
+// grad_output and input): grid z runs over the batch items of a, then those of b; grid x
+// covers the wider one's strips. Offsets are checked (and padded ends written) once, by a's
+// blocks; b's padded ends are the same numbers.
+template <class SC, class TC, class In>
+__global__ void __launch_bounds__(TC::value.threads)
+    group_col_dual_kernel(matrix_view<const In> in_a, quantized<SC::value> out_a,
+                          matrix_view<const In> in_b, quantized<SC::value> out_b,
+                          group_offsets gs, std::uint32_t* error_word, std::uint64_t seed) {
+  const std::int64_t z = blockIdx.z;
+  if (z < in_a.batch) {
+    group_col_block<SC::value, TC::value, In>(in_a, out_a, gs, error_word, seed, blockIdx.x,
+                                              blockIdx.y, z, blockIdx.x == 0 && z == 0);
+  } else {
+    group_offsets quiet = gs;
+    quiet.padded_ends = nullptr;
+    group_col_block<SC::value, TC::value, In>(in_b, out_b, quiet, nullptr, seed, blockIdx.x,
+                                              blockIdx.y, z - in_a.batch, false);
+  }
 }
 
 template <spec S, tuning T, class In>
