@@ -4,6 +4,8 @@
 #   scripts/h200.sh test     run the GPU tests (+ compute-sanitizer memcheck/racecheck, quick mode)
 #   scripts/h200.sh bench    run the benchmarks (JSON, Markdown table, PNG)
 #   scripts/h200.sh demo     run the CUDA demo
+#   scripts/h200.sh compare  OLD_BENCH=<old fp8q_bench>: the old and the new benchmark binaries
+#                            in one call (new, old, new), then bench/compare.py old vs new
 # BIN=<dir> runs binaries built elsewhere (nvcc here, carried) instead of build-gpu/.
 # Logs and results go under $OUT (the device tool brings them back).
 set -uo pipefail
@@ -38,6 +40,13 @@ case "${1:-all}" in
           > "$OUT/sanitizer_$tool.log" 2>&1; echo "sanitizer $tool rc=$?"; tail -4 "$OUT/sanitizer_$tool.log"
       done
     fi
+    if [ -x $bin_tests/test_grouped_gpu ]; then
+      for tool in memcheck racecheck; do
+        echo "== compute-sanitizer --tool $tool test_grouped_gpu"
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $bin_tests/test_grouped_gpu \
+          >> "$OUT/sanitizer_$tool.log" 2>&1; echo "sanitizer $tool rc=$?"; tail -3 "$OUT/sanitizer_$tool.log"
+      done
+    fi
     exit $rc
     ;;
   bench)
@@ -45,5 +54,20 @@ case "${1:-all}" in
     ;;
   demo)
     "$demo_bin" 2>&1 | tee "$OUT/demo.log"
+    ;;
+  compare)
+    : "${OLD_BENCH:?set OLD_BENCH to the old fp8q_bench}"
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,temperature.gpu \
+      --format=csv > "$OUT/gpu.txt" 2>&1 || true
+    flags=(--benchmark_repetitions="${REPS:-10}" --benchmark_report_aggregates_only=true
+           --benchmark_min_time="${MIN_TIME:-0.05}" --benchmark_out_format=json)
+    # new first and last, old between: a drift of the card over the run shows as new vs new
+    "$bench_bin" "${flags[@]}" --benchmark_out="$OUT/new.json" > /dev/null 2>&1 || echo "new bench exit $?"
+    "$OLD_BENCH" "${flags[@]}" --benchmark_out="$OUT/old.json" > /dev/null 2>&1 || echo "old bench exit $?"
+    "$bench_bin" "${flags[@]}" --benchmark_filter="${AGAIN:-^(rowwise|colwise_colmajor|tensorwise)/e4m3fn/bf16/16384x5120/manual}" \
+      --benchmark_out="$OUT/new2.json" > /dev/null 2>&1 || echo "new bench (again) exit $?"
+    python3 bench/compare.py "$OUT/old.json" "$OUT/new.json" --md "$OUT/compare.md" | tail -60
+    python3 bench/compare.py "$OUT/new.json" "$OUT/new2.json" | tail -8
+    python3 bench/report.py "$OUT/new.json" --md "$OUT/bench.md" --png "$OUT/bench.png" > /dev/null || true
     ;;
 esac
