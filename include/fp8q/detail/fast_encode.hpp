@@ -185,6 +185,11 @@ FP8Q_HD constexpr std::uint32_t perm(std::uint32_t hi, std::uint32_t lo) {
 template <int J>
 FP8Q_HD constexpr std::uint32_t gather_byte(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2,
                                             std::uint32_t w3) {
+#if !FP8Q_DEVICE_PASS
+  // host: shifts and masks vectorize; the permute emulation does not
+  auto b = [](std::uint32_t w) { return (w >> (8 * J)) & 0xffu; };
+  return b(w0) | (b(w1) << 8) | (b(w2) << 16) | (b(w3) << 24);
+#endif
   const std::uint32_t lo = perm<J, J + 4, J, J + 4>(w1, w0);
   const std::uint32_t hi = perm<J, J + 4, J, J + 4>(w3, w2);
   return perm<0, 1, 4, 5>(hi, lo);
