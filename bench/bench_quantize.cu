@@ -652,6 +652,8 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<rowwise_fn, t_threads128, row_out>("rowwise", "threads128", M, N));
   v.push_back(quantize_case<rowwise_fn, t_threads512, row_out>("rowwise", "threads512", M, N));
   v.push_back(quantize_case<rowwise_fnuz, t_default, row_out>("rowwise", "", M, N));
+  v.push_back(quantize_case<rowwise_fnuz, t_sw, row_out>("rowwise", "sw", M, N));
+  v.push_back(quantize_case<rowwise_fnuz, t_hw, row_out>("rowwise", "hw", M, N));
   v.push_back(quantize_case<rowwise_fn, t_default, row_out>("rowwise", "", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_threads128, row_out>("rowwise", "threads128", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_threads512, row_out>("rowwise", "threads512", 8192, 8192));
@@ -661,6 +663,8 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<rowwise_fn, t_sw, row_out>("rowwise", "sw", 128, N));
   v.push_back(quantize_case<rowwise_fn, t_hw, row_out>("rowwise", "hw", 128, N));
   v.push_back(quantize_case<colwise_fn, t_default, col_out>("colwise_colmajor", "", M, N));
+  v.push_back(quantize_case<colwise_fn, t_sw, col_out>("colwise_colmajor", "sw", M, N));
+  v.push_back(quantize_case<colwise_fn, t_hw, col_out>("colwise_colmajor", "hw", M, N));
   v.push_back(quantize_case<colwise_fn, t_direct, col_out>("colwise_colmajor", "direct", M, N));
   v.push_back(quantize_case<colwise_fn, t_staged, col_out>("colwise_colmajor", "staged", M, N));
   v.push_back(quantize_case<colwise_fn, t_tile128x64, col_out>("colwise_colmajor", "tile128x64", M, N));
@@ -676,6 +680,8 @@ std::vector<case_desc> all_cases() {
   v.push_back(quantize_case<colwise_fn, t_two_launch, row_out>("colwise_rowmajor", "two_launch", M, N));
   v.push_back(quantize_case<colwise_fn, t_one_pass, row_out>("colwise_rowmajor", "one_pass", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_default, row_out>("tensorwise", "", M, N));
+  v.push_back(quantize_case<tensorwise_fn, t_sw, row_out>("tensorwise", "sw", M, N));
+  v.push_back(quantize_case<tensorwise_fn, t_hw, row_out>("tensorwise", "hw", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_relaxed, row_out>("tensorwise", "relaxed", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_acq_rel, row_out>("tensorwise", "acq_rel", M, N));
   v.push_back(quantize_case<tensorwise_fn, t_seq_cst, row_out>("tensorwise", "seq_cst", M, N));

@@ -51,8 +51,9 @@ enum class gpu_path : std::uint8_t {
 /// Which f32 -> FP8 conversion the kernels use.
 enum class convert_path : std::uint8_t {
   automatic,  ///< hardware where proven identical on every input, software elsewhere
-  software,   ///< fp8q::encode (the definition)
-  hardware,   ///< NVIDIA cvt.rn.satfinite (sm_89+) / AMD v_cvt_pk_fp8_f32 after a NaN-keeping clamp
+  software,   ///< the branch-free encoder, byte-equal to fp8q::encode (docs/encoder.md)
+  hardware,   ///< NVIDIA cvt.rn.satfinite (sm_89+; the fnuz formats as OCP codes of 2x, fixed
+              ///< up) / AMD v_cvt_pk_fp8_f32 after a NaN-keeping clamp
 };
 
 /// A tuning. Zero / automatic fields take the family's defaults for the architecture. Three

@@ -118,7 +118,7 @@ __global__ void fnuz_ocp_all_inputs(tally* t) {
     float v[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) v[j] = f32_of(static_cast<std::uint32_t>(4 * g + j));
-    const std::uint32_t w = fp8q::detail::cuda::fnuz_word_via_ocp<F>(v);
+    const std::uint32_t w = fp8q::detail::nv::fnuz_word_via_ocp<F>(v);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const std::uint32_t want = fp8q::encode<F>(fp8q::canonical_nan(v[j]), overflow::saturate).bits;
@@ -206,8 +206,8 @@ __device__ inline uint2 encode8(const float (&x)[8], float s) {
   } else if constexpr (V == variant::hw_e4m3fn) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      const std::uint32_t x4 = fp8q::detail::cuda::ocp_pair<format::e4m3fn>(v[4 * k], v[4 * k + 1]) |
-                               (fp8q::detail::cuda::ocp_pair<format::e4m3fn>(v[4 * k + 2], v[4 * k + 3]) << 16);
+      const std::uint32_t x4 = fp8q::detail::nv::ocp_pair<format::e4m3fn>(v[4 * k], v[4 * k + 1]) |
+                               (fp8q::detail::nv::ocp_pair<format::e4m3fn>(v[4 * k + 2], v[4 * k + 3]) << 16);
       const std::uint32_t mask = fp8q::nan_byte_mask<format::e4m3fn>(x4);
       w[k] = (x4 & ~mask) | (0x7f7f7f7fu & mask);
     }
@@ -221,7 +221,7 @@ __device__ inline uint2 encode8(const float (&x)[8], float s) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
-      w[k] = fp8q::detail::cuda::fnuz_word_via_ocp<format::e4m3fnuz>(four);
+      w[k] = fp8q::detail::nv::fnuz_word_via_ocp<format::e4m3fnuz>(four);
     }
   }
   return make_uint2(w[0], w[1]);

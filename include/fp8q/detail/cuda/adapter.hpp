@@ -16,6 +16,7 @@
 #include <cuda/functional>
 
 #include "fp8q/arch.hpp"
+#include "fp8q/detail/cuda/fnuz_convert.hpp"
 #include "fp8q/detail/device_cache.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/status.hpp"
@@ -387,6 +388,18 @@ __device__ inline unsigned short hw_encode_pair_sat(float lo, float hi) {
   static_assert(has_hw_convert<F>, "fp8q: no NVIDIA hardware conversion for this format");
   const __nv_fp8_interpretation_t kind = F == format::e4m3fn ? __NV_E4M3 : __NV_E5M2;
   return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, kind);
+}
+
+/// The fnuz formats through the OCP converters (detail/cuda/fnuz_convert.hpp): four values to a
+/// word of fnuz codes, saturating. Taken only when a tuning asks for convert_path::hardware, the
+/// automatic path staying in software until tests/gpu/test_fast_encode_gpu has shown it equal
+/// to the definition on every f32 input (docs/encoder.md).
+template <format F>
+inline constexpr bool has_hw_fnuz_word = detail::nv::has_fnuz_via_ocp<F>;
+
+template <format F>
+__device__ inline std::uint32_t hw_fnuz_word_sat(const float (&v)[4]) {
+  return detail::nv::fnuz_word_via_ocp<F>(v);
 }
 
 }  // namespace backend

@@ -26,7 +26,7 @@
 
 #include "fp8q/format.hpp"
 
-namespace fp8q::detail::cuda {
+namespace fp8q::detail::nv {
 
 template <format F>
 inline constexpr bool has_fnuz_via_ocp = F == format::e4m3fnuz || F == format::e5m2fnuz;
@@ -66,4 +66,4 @@ __device__ inline std::uint32_t fnuz_word_via_ocp(const float (&v)[4]) {
   return w;
 }
 
-}  // namespace fp8q::detail::cuda
+}  // namespace fp8q::detail::nv

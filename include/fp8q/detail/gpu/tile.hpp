@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "fp8q/convert.hpp"
+#include "fp8q/detail/fast_encode.hpp"
 #include "fp8q/scale.hpp"
 #include "fp8q/spec.hpp"
 #include "fp8q/tuning.hpp"
@@ -158,16 +159,25 @@ __device__ constexpr bool use_hw_convert() {
          backend::has_hw_convert<S.out>;
 }
 
-/// q for one already-scaled value v = x * s: software encode (the definition).
+/// Whether tuning T asks for the fnuz-through-OCP word path (NVIDIA; backend::has_hw_fnuz_word).
+template <spec S, tuning T>
+__device__ constexpr bool use_hw_fnuz_word() {
+  return T.convert == convert_path::hardware && S.rounding == rounding::nearest_even &&
+         S.overflow == overflow::saturate && backend::has_hw_fnuz_word<S.out>;
+}
+
+/// q for one already-scaled value v = x * s in software: the branch-free encoder
+/// (detail/fast_encode.hpp), byte-equal to fp8q::encode of canonical_nan(v) on every f32 input
+/// (the device's NaN results carry no meaningful sign, scale.hpp; docs/encoder.md).
 template <spec S>
 __device__ inline std::uint8_t encode_scaled(float v, std::uint64_t seed, std::uint64_t index) {
-  v = canonical_nan(v);  // the device's NaN results carry no meaningful sign (scale.hpp)
+  using fast::nan_rule;
   if constexpr (S.rounding == rounding::stochastic) {
-    return encode_stochastic<S.out>(v, stochastic_bits(seed, index), S.overflow).bits;
+    return fast::encode_stochastic<S.out, nan_rule::canonical>(v, stochastic_bits(seed, index), S.overflow);
   } else {
     (void)seed;
     (void)index;
-    return encode<S.out>(v, S.overflow).bits;
+    return fast::encode<S.out, S.overflow, nan_rule::canonical>(v);
   }
 }
 
@@ -216,6 +226,18 @@ __device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 
       const std::uint32_t mask = nan_byte_mask<S.out>(x);
       w[k] = (x & ~mask) | (nan_q * 0x01010101u & mask);
     }
+  } else if constexpr (use_hw_fnuz_word<S, T>()) {
+    (void)seed;
+    (void)index;
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
+      w[k] = backend::hw_fnuz_word_sat<S.out>(four);
+    }
+  } else if constexpr (!use_hw_convert<S, T>() && S.rounding == rounding::nearest_even) {
+    (void)seed;
+    (void)index;
+    fast::encode_words<S.out, S.overflow, fast::nan_rule::canonical>(v, w);  // packed, branch-free
   } else {
     std::uint8_t q[N];
     encode_n<S, T>(v, q, seed, index);

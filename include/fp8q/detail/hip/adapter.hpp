@@ -229,6 +229,15 @@ inline constexpr bool has_hw_convert =
     false;
 #endif
 
+/// No fnuz-through-OCP word path on AMD: gfx942 converts to fnuz natively (has_hw_convert).
+template <format F>
+inline constexpr bool has_hw_fnuz_word = false;
+
+template <format F>
+__device__ inline std::uint32_t hw_fnuz_word_sat(const float (&)[4]) {
+  return 0;  // never called: has_hw_fnuz_word is false
+}
+
 /// convert_path::automatic stays in software on AMD: the hardware path is compiled and
 /// ISA-checked (v_cvt_pk_fp8_f32 after the clamp) but no AMD GPU was available to prove it
 /// identical to the software encode.
