@@ -2,11 +2,14 @@
 """Assertions over compiler assembly (AMDGPU .s or NVIDIA PTX), for fp8q_add_isa_check.
 
 usage: asm_grep.py <asm file> [--function REGEX] [--require REGEX]... [--forbid REGEX]...
-                   [--min-count REGEX N]... [--then <another group of the same options>]...
+                   [--min-count REGEX N]... [--max-count REGEX N]... [--count REGEX]...
+                   [--then <another group of the same options>]...
 
 --function limits every other check to the bodies of the functions/kernels whose symbol
 matches REGEX (AMDGPU: from `name:` to `.Lfunc_endN:`; PTX: from `.entry name` / `.func name`
 to the closing `}` at column 0). Each check prints what it found, so a failing run shows why.
+--max-count fails when more than N lines match (an instruction budget); --count only reports
+how many lines match (a figure recorded for comparison).
 --then starts another group of checks on the same file, with its own --function; the run fails
 when any group fails.
 """
@@ -61,6 +64,9 @@ def check_group(asm, all_lines, argv):
     parser.add_argument("--forbid", action="append", default=[], metavar="REGEX")
     parser.add_argument("--min-count", action="append", nargs=2, default=[],
                         metavar=("REGEX", "N"))
+    parser.add_argument("--max-count", action="append", nargs=2, default=[],
+                        metavar=("REGEX", "N"))
+    parser.add_argument("--count", action="append", default=[], metavar="REGEX")
     args = parser.parse_args(argv)
 
     lines = all_lines
@@ -96,6 +102,13 @@ def check_group(asm, all_lines, argv):
         ok = len(hits) >= int(n)
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} at least {n} of /{regex}/: {len(hits)} line(s)")
+    for regex, n in args.max_count:
+        hits = count(regex)
+        ok = len(hits) <= int(n)
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} at most {n} of /{regex}/: {len(hits)} line(s)")
+    for regex in args.count:
+        print(f"info count of /{regex}/: {len(count(regex))} line(s)")
 
     print(f"checked {where}: {failures} failure(s)")
     return 1 if failures else 0
