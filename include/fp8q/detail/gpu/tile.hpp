@@ -134,6 +134,16 @@ __device__ inline void store_bytes(std::uint8_t* p, const std::uint8_t (&q)[N]) 
   if constexpr (N == 16) *reinterpret_cast<u32x4*>(p) = u32x4{w[0], w[1], w[2], w[3]};
 }
 
+/// Store W little-endian words of FP8 codes (4 * W bytes, 4 * W-byte aligned): one 4, 8 or
+/// 16-byte store.
+template <int W>
+__device__ inline void store_words(std::uint8_t* p, const std::uint32_t (&w)[W]) {
+  static_assert(W == 1 || W == 2 || W == 4, "one store");
+  if constexpr (W == 1) *reinterpret_cast<std::uint32_t*>(p) = w[0];
+  if constexpr (W == 2) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  if constexpr (W == 4) *reinterpret_cast<u32x4*>(p) = u32x4{w[0], w[1], w[2], w[3]};
+}
+
 /// Load 16 consecutive elements (16-byte aligned) as f32.
 template <class In>
 __device__ inline void load16(const In* p, float (&v)[vec_elems]) {

@@ -81,9 +81,16 @@ __device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t
   widen_unit<In, U>(r, y);
 #pragma unroll
   for (int k = 0; k < U; ++k) y[k] *= s;
-  std::uint8_t q[U];
-  encode_n<S, T>(y, q, seed, index);
-  store_bytes<U>(dst, q);
+  if constexpr (U % 4 == 0) {
+    // whole words: the encoders pack four codes at a time (tile.hpp's encode_words)
+    std::uint32_t w[U / 4];
+    encode_words<S, T>(y, w, seed, index);
+    store_words<U / 4>(dst, w);
+  } else {
+    std::uint8_t q[U];
+    encode_n<S, T>(y, q, seed, index);
+    store_bytes<U>(dst, q);
+  }
 }
 
 // This block's place when blocks are taken in reverse launch order (the last launched block
