@@ -4,8 +4,8 @@
 #   scripts/h200.sh test     run the GPU tests (+ compute-sanitizer memcheck/racecheck, quick mode)
 #   scripts/h200.sh bench    run the benchmarks (JSON, Markdown table, PNG)
 #   scripts/h200.sh demo     run the CUDA demo
-#   scripts/h200.sh compare  OLD_BENCH=<old fp8q_bench>: the old and the new benchmark binaries
-#                            in one call (new, old, new), then bench/compare.py old vs new
+#   scripts/h200.sh compare  OLD_BENCH=<old fp8q_bench> [MID_BENCH=<another>]: old, mid and this
+#                            build's benchmarks in one call, compared by bench/compare.py
 # BIN=<dir> runs binaries built elsewhere (nvcc here, carried) instead of build-gpu/.
 # Logs and results go under $OUT (the device tool brings them back).
 set -uo pipefail
@@ -56,18 +56,31 @@ case "${1:-all}" in
     "$demo_bin" 2>&1 | tee "$OUT/demo.log"
     ;;
   compare)
+    # OLD_BENCH (and optionally MID_BENCH, e.g. a build between the two) against this build's
+    # bench, in one call: new (every benchmark), old and mid (default tunings only), new again
+    # (default tunings only; old also its sw/hw variants: a drift of the card over the run shows as new vs new again).
     : "${OLD_BENCH:?set OLD_BENCH to the old fp8q_bench}"
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,temperature.gpu \
       --format=csv > "$OUT/gpu.txt" 2>&1 || true
     flags=(--benchmark_repetitions="${REPS:-10}" --benchmark_report_aggregates_only=true
            --benchmark_min_time="${MIN_TIME:-0.05}" --benchmark_out_format=json)
-    # new first and last, old between: a drift of the card over the run shows as new vs new
+    defaults='^[a-z_0-9]+/[a-z0-9]+/bf16/[0-9x]+/manual_time$'
     "$bench_bin" "${flags[@]}" --benchmark_out="$OUT/new.json" > /dev/null 2>&1 || echo "new bench exit $?"
-    "$OLD_BENCH" "${flags[@]}" --benchmark_out="$OUT/old.json" > /dev/null 2>&1 || echo "old bench exit $?"
-    "$bench_bin" "${flags[@]}" --benchmark_filter="${AGAIN:-^(rowwise|colwise_colmajor|tensorwise)/e4m3fn/bf16/16384x5120/manual}" \
-      --benchmark_out="$OUT/new2.json" > /dev/null 2>&1 || echo "new bench (again) exit $?"
-    python3 bench/compare.py "$OUT/old.json" "$OUT/new.json" --md "$OUT/compare.md" | tail -60
-    python3 bench/compare.py "$OUT/new.json" "$OUT/new2.json" | tail -8
-    python3 bench/report.py "$OUT/new.json" --md "$OUT/bench.md" --png "$OUT/bench.png" > /dev/null || true
+    "$OLD_BENCH" "${flags[@]}" --benchmark_filter='^[a-z_0-9]+/[a-z0-9]+/bf16/[0-9x]+(/sw|/hw)?/manual_time$' --benchmark_out="$OUT/old.json" > /dev/null 2>&1 || echo "old bench exit $?"
+    if [ -n "${MID_BENCH:-}" ]; then
+      "$MID_BENCH" "${flags[@]}" --benchmark_filter="$defaults" --benchmark_out="$OUT/mid.json" > /dev/null 2>&1 || echo "mid bench exit $?"
+    fi
+    "$bench_bin" "${flags[@]}" --benchmark_filter="$defaults" --benchmark_out="$OUT/new2.json" > /dev/null 2>&1 || echo "new bench (again) exit $?"
+    {
+      echo "## old vs new"; python3 bench/compare.py "$OUT/old.json" "$OUT/new.json"
+      if [ -n "${MID_BENCH:-}" ]; then
+        echo; echo "## old vs mid"; python3 bench/compare.py "$OUT/old.json" "$OUT/mid.json"
+        echo; echo "## mid vs new"; python3 bench/compare.py "$OUT/mid.json" "$OUT/new.json"
+      fi
+      echo; echo "## new vs new again"; python3 bench/compare.py "$OUT/new.json" "$OUT/new2.json"
+    } > "$OUT/compare.md"
+    grep -E "default-tuning|^## " "$OUT/compare.md"
+    python3 bench/report.py "$OUT/new.json" --md "$OUT/bench.md" --png "$OUT/bench.png" | \
+      grep -E "^\| (rowwise|colwise|tensorwise|group)" | grep -vE "/(tile|threads|direct|staged|relaxed|acq_rel|seq_cst)" || true
     ;;
 esac
