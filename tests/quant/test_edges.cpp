@@ -21,7 +21,6 @@ using i64 = std::int64_t;
 namespace {
 
 constexpr i64 i64_max = std::numeric_limits<i64>::max();
-constexpr std::uint8_t poison = 0xA5;
 constexpr float poison_f = -7.25f;
 
 std::uint32_t bits_of(float f) {
