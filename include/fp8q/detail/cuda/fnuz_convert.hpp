@@ -1,6 +1,8 @@
-// fp8q — candidate: the fnuz formats through NVIDIA's OCP converters (cvt.rn.satfinite), for
-// overflow::saturate. Not used by any kernel until tests/gpu/test_fast_encode_gpu.cu has shown
-// it byte-equal to fp8q::encode (with encode_scaled's NaN rule) on every f32 input of a device.
+// fp8q — the fnuz formats through NVIDIA's OCP converters (cvt.rn.satfinite), for
+// overflow::saturate. Byte-equal to fp8q::encode (with encode_scaled's NaN rule) on all 2^32 f32
+// inputs for both fnuz formats (tests/gpu/test_fast_encode_gpu, H200, 2026-12-01: 0 mismatches),
+// but slower than the software encoder there (docs/encoder.md), so only convert_path::hardware
+// takes it.
 //
 // Why it can be exact: an fnuz code read with the OCP format's bias (one lower) is worth twice
 // its fnuz value, subnormals included (the fnuz grid is the OCP grid halved, step for step). So
