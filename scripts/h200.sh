@@ -2,6 +2,9 @@
 # Runs ON the GPU machine (through the device tool), from the repo root, with .deps carried:
 #   scripts/h200.sh build    configure + build the GPU tests, demo and benchmark (build-gpu/)
 #   scripts/h200.sh test     run the GPU tests (+ compute-sanitizer memcheck/racecheck, quick mode)
+#   scripts/h200.sh full     the full GPU suite: test_quantize_gpu's 13 parts (format/input, rest)
+#                            as 13 processes and every other GPU test beside them, one log each
+#                            (TIMEOUT s each), then one line per log
 #   scripts/h200.sh bench    run the benchmarks (JSON, Markdown table, PNG)
 #   scripts/h200.sh demo     run the CUDA demo
 #   scripts/h200.sh compare  OLD_BENCH=<old fp8q_bench> [MID_BENCH=<another>]: old, mid and this
@@ -47,6 +50,22 @@ case "${1:-all}" in
           >> "$OUT/sanitizer_$tool.log" 2>&1; echo "sanitizer $tool rc=$?"; tail -3 "$OUT/sanitizer_$tool.log"
       done
     fi
+    exit $rc
+    ;;
+  full)
+    pids=()
+    for part in rest {e4m3fn,e4m3fnuz,e5m2,e5m2fnuz}/{bf16,f16,f32}; do
+      timeout "${TIMEOUT:-400}" stdbuf -oL $bin_tests/test_quantize_gpu --only $part > "$OUT/full_${part/\//_}.log" 2>&1 &
+      pids+=($!)
+    done
+    for t in $bin_tests/test_*_gpu; do
+      [ -x "$t" ] && [ "$(basename $t)" != test_quantize_gpu ] || continue
+      timeout "${TIMEOUT:-400}" stdbuf -oL "$t" > "$OUT/$(basename $t).log" 2>&1 &
+      pids+=($!)
+    done
+    rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    for f in "$OUT"/full_*.log "$OUT"/test_*_gpu.log; do echo "== $(basename $f): $(grep -E 'checks|failing|FAIL' "$f" | tail -3 | tr '\n' ' ')"; done
     exit $rc
     ;;
   bench)

@@ -1,6 +1,9 @@
-// One format's sweep of the GPU quantize test, compiled once per format (quantize_sweep_*.cu)
-// so the kernel instantiations build in parallel. Expects FP8Q_SWEEP_FORMAT and
-// FP8Q_SWEEP_FUNCTION to be defined by the including file.
+// One (format, input type) part of the GPU quantize test's sweep, compiled once per part
+// (quantize_sweep_<format>_<input>.cu) so the kernel instantiations build in parallel: twelve
+// translation units instead of four cut a 16-core build's wall time to about a third. Expects
+// FP8Q_SWEEP_FORMAT, FP8Q_SWEEP_INPUT (bf16, f16 or float), FP8Q_SWEEP_INPUT_ID (0, 1, 2: seeds
+// differ per part) and FP8Q_SWEEP_FUNCTION from the including file. The bf16 part also runs the
+// large 8192 x 8192 cases.
 #include "quantize_check.hpp"
 
 namespace fp8q_gpu_check {
@@ -112,11 +115,12 @@ int sweep_input(const char* in_name, cudaStream_t stream, bool quick, std::uint6
 }  // namespace
 
 int FP8Q_SWEEP_FUNCTION(cudaStream_t stream, bool quick, bool big) {
-  std::uint64_t seed = 1000 * static_cast<std::uint64_t>(F) + 17;
+  using In = FP8Q_SWEEP_INPUT;
+  const char* in_name = std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16";
+  std::uint64_t seed = 1000 * static_cast<std::uint64_t>(F) + 100 * FP8Q_SWEEP_INPUT_ID + 17;
   int p = 0;
-  p += sweep_input<bf16>("bf16", stream, quick, seed);
-  p += sweep_input<f16>("f16", stream, quick, seed);
-  p += sweep_input<float>("f32", stream, quick, seed);
+  p += sweep_input<In>(in_name, stream, quick, seed);
+  big = big && std::is_same_v<In, bf16>;
   if (big) {
     // 8192 x 8192 bf16, each granularity, 10 runs each: the size where scheduling varies most.
     const shape s8k{1, 8192, 8192};
@@ -130,7 +134,7 @@ int FP8Q_SWEEP_FUNCTION(cudaStream_t stream, bool quick, bool big) {
     p += run_case<base_spec<granularity::tensor>, with_path(t_wide, gpu_path::tensor_last_block), bf16>(
         "tensor/8192x8192/last_block", s8k, data_kind::adversarial, ++seed, 9, stream);
   }
-  std::printf("%s: %d failing cases\n", to_string(F), p);
+  std::printf("%s %s: %d failing cases\n", to_string(F), in_name, p);
   return p;
 }
 

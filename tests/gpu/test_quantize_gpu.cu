@@ -5,15 +5,32 @@
 // delayed scaling, and errors returned before any launch.
 //   test_quantize_gpu            full sweep (+ 8192 x 8192, 10 runs each, + large single-launch items)
 //   test_quantize_gpu --quick    small shapes (for compute-sanitizer)
+//   test_quantize_gpu --only P   one part of the suite: a format's sweep (e4m3fn, e4m3fnuz, e5m2,
+//                                e5m2fnuz), one input type of it (e.g. e4m3fn/f16), or rest (the
+//                                variants, graphs, delayed scaling, errors). The 12 format/input
+//                                parts and rest are the whole suite; as 13 processes they use a
+//                                machine's cores for the host reference.
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "quantize_check.hpp"
 
 namespace fp8q_gpu_check {
-int sweep_e4m3fn(cudaStream_t, bool quick, bool big);
-int sweep_e4m3fnuz(cudaStream_t, bool quick, bool big);
-int sweep_e5m2(cudaStream_t, bool quick, bool big);
-int sweep_e5m2fnuz(cudaStream_t, bool quick, bool big);
+// one per (format, input type): quantize_sweep.inl
+int sweep_e4m3fn_bf16(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fn_f16(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fn_f32(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fnuz_bf16(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fnuz_f16(cudaStream_t, bool quick, bool big);
+int sweep_e4m3fnuz_f32(cudaStream_t, bool quick, bool big);
+int sweep_e5m2_bf16(cudaStream_t, bool quick, bool big);
+int sweep_e5m2_f16(cudaStream_t, bool quick, bool big);
+int sweep_e5m2_f32(cudaStream_t, bool quick, bool big);
+int sweep_e5m2fnuz_bf16(cudaStream_t, bool quick, bool big);
+int sweep_e5m2fnuz_f16(cudaStream_t, bool quick, bool big);
+int sweep_e5m2fnuz_f32(cudaStream_t, bool quick, bool big);
 }  // namespace fp8q_gpu_check
 
 using namespace fp8q;
@@ -242,30 +259,62 @@ int main(int argc, char** argv) {
   if (!fp8q_test::gpu_visible()) return fp8q_test::skip_exit_code;
   bool quick = false;
   bool big = true;
+  const char* only = nullptr;  // a part's name, or null for all of them
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) { quick = true; big = false; }
     if (std::strcmp(argv[i], "--no-big") == 0) big = false;
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
+  struct part {
+    const char* format;
+    const char* input;
+    int (*run)(cudaStream_t, bool, bool);
+  };
+  const part parts[] = {
+      {"e4m3fn", "bf16", sweep_e4m3fn_bf16},     {"e4m3fn", "f16", sweep_e4m3fn_f16},
+      {"e4m3fn", "f32", sweep_e4m3fn_f32},       {"e4m3fnuz", "bf16", sweep_e4m3fnuz_bf16},
+      {"e4m3fnuz", "f16", sweep_e4m3fnuz_f16},   {"e4m3fnuz", "f32", sweep_e4m3fnuz_f32},
+      {"e5m2", "bf16", sweep_e5m2_bf16},         {"e5m2", "f16", sweep_e5m2_f16},
+      {"e5m2", "f32", sweep_e5m2_f32},           {"e5m2fnuz", "bf16", sweep_e5m2fnuz_bf16},
+      {"e5m2fnuz", "f16", sweep_e5m2fnuz_f16},   {"e5m2fnuz", "f32", sweep_e5m2fnuz_f32},
+  };
+  auto selected = [&](const part& p) {
+    if (only == nullptr) return true;
+    const std::string full = std::string(p.format) + "/" + p.input;
+    return only == full || std::strcmp(only, p.format) == 0;
+  };
+  const bool rest = only == nullptr || std::strcmp(only, "rest") == 0;
+  if (!rest && std::none_of(std::begin(parts), std::end(parts), selected)) {
+    std::fprintf(stderr, "test_quantize_gpu: unknown part '%s' (a format, format/input or rest)\n", only);
+    return 2;
+  }
+  auto runs = [&](const char*) { return rest; };
   fp8q_test::checker check("test_quantize_gpu");
   cudaStream_t s = nullptr;
   FP8Q_TEST_CUDA(check, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  FP8Q_TEST_CHECK(check, sweep_e4m3fn(s, quick, big) == 0);
-  FP8Q_TEST_CHECK(check, sweep_e4m3fnuz(s, quick, big) == 0);
-  FP8Q_TEST_CHECK(check, sweep_e5m2(s, quick, big) == 0);
-  FP8Q_TEST_CHECK(check, sweep_e5m2fnuz(s, quick, big) == 0);
-  FP8Q_TEST_CHECK(check, variants(s) == 0);
-  if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
-  FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
-  FP8Q_TEST_CHECK(check, graphs(s) == 0);
-  // every family ran at least once (by name or by the automatic walk)
+  bool sweeps = false;
+  for (const part& p : parts) {
+    if (!selected(p)) continue;
+    sweeps = true;
+    FP8Q_TEST_CHECK(check, p.run(s, quick, big) == 0);
+  }
+  if (runs("rest")) {
+    FP8Q_TEST_CHECK(check, variants(s) == 0);
+    if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
+    FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
+    FP8Q_TEST_CHECK(check, graphs(s) == 0);
+  }
+  // every family ran at least once (by name or by the automatic walk) in each part with a sweep
   const char* names[] = {"automatic", "row_wave", "row_block", "tensor_two_launch", "tensor_last_block",
                          "col_relay", "col_streaming", "col_cluster", "tiled"};
-  for (int k = 1; k <= static_cast<int>(gpu_path::tiled); ++k) {
+  for (int k = 1; k <= static_cast<int>(gpu_path::tiled) && sweeps; ++k) {
     std::printf("path %s: %d cases\n", names[k], path_runs()[k]);
     FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
   }
-  delayed(s, check);
-  errors(s, check);
+  if (runs("rest")) {
+    delayed(s, check);
+    errors(s, check);
+  }
   FP8Q_TEST_CUDA(check, cudaStreamDestroy(s));
   return check.finish();
 }
