@@ -51,6 +51,8 @@
 //
 //   fp8q_bench [Google Benchmark flags]   e.g. --benchmark_out=b.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -446,7 +448,7 @@ case_desc given_scale_case(const std::string& variant, std::int64_t rows, std::i
 // of the non-empty groups.
 template <fp8q::spec S>
 case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_t cols,
-                       std::int64_t groups, fp8q::layout order) {
+                       std::int64_t groups, fp8q::layout order, std::int64_t align = 1) {
   constexpr bool by_rows = S.granularity == fp8q::granularity::group_col;
   const std::int64_t extent = by_rows ? rows : cols;
   const std::int64_t sc = by_rows ? cols : rows;
@@ -468,17 +470,23 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   const std::int64_t nonempty = groups > 1 ? groups - 1 : groups;
   const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
   case_desc c;
-  c.name = recipe + "_G" + std::to_string(groups) + "/" + fp8q::to_string(S.out) + "/bf16/" +
-           shape_name(rows, cols);
+  c.name = recipe + (align > 1 ? "_align" + std::to_string(align) : std::string()) + "_G" +
+           std::to_string(groups) + "/" + fp8q::to_string(S.out) + "/bf16/" + shape_name(rows, cols);
   c.rows = rows;
   c.cols = cols;
   c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
   const std::string name = c.name;
   // Device buffers made on the first (untimed, unheld) call: registration touches no device.
+  // Padded (align > 1): the output grows by G * (align - 1) lines along the grouped axis and
+  // lives in a buffer of the case's own; the bytes counted stay the unpadded ones, so frac_copy
+  // compares the two calls' times directly.
+  const std::int64_t padded = extent + groups * (align - 1);
   struct group_buffers {
-    std::int32_t* ends = nullptr;  // [G] int32, device
-    float* scale = nullptr;        // [G, sc] f32, device
-    float* inverse = nullptr;      // [G, sc] f32, device
+    std::int32_t* ends = nullptr;         // [G] int32, device
+    std::int32_t* padded_ends = nullptr;  // [G] int32, device (align > 1)
+    std::uint8_t* out = nullptr;          // [padded output] FP8, device (align > 1)
+    float* scale = nullptr;               // [G, sc] f32, device
+    float* inverse = nullptr;             // [G, sc] f32, device
   };
   auto gb = std::make_shared<group_buffers>();
   c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
@@ -487,19 +495,75 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
       cuda_check(cudaMemcpy(gb->ends, ends.data(), ends.size() * 4, cudaMemcpyHostToDevice), "copy offsets");
       gb->scale = device_alloc<float>(static_cast<std::size_t>(groups * sc), "group scales " + name);
       gb->inverse = device_alloc<float>(static_cast<std::size_t>(groups * sc), "group inverses " + name);
+      if (align > 1) {
+        gb->padded_ends = device_alloc<std::int32_t>(ends.size() + 1, "padded ends " + name);
+        gb->out = device_alloc<std::uint8_t>(static_cast<std::size_t>(padded * sc), "padded output " + name);
+      }
     }
     std::int32_t* d_ends = gb->ends;
     float* d_scale = gb->scale;
     float* d_inverse = gb->inverse;
     const auto in = fp8q::row_major(b.in, rows, cols);  // [M, N] bf16, row-major
     using data_t = typename fp8q::quantized<S>::data_t;
-    auto* data = reinterpret_cast<data_t*>(b.out);     // [M, N] FP8, `order`
+    auto* data = reinterpret_cast<data_t*>(align > 1 ? gb->out : b.out);  // [M', N'] FP8, `order`
+    const std::int64_t out_rows = by_rows ? padded : rows, out_cols = by_rows ? cols : padded;
     fp8q::quantized<S> out{};
-    out.data = order == fp8q::layout::row_major ? fp8q::row_major(data, rows, cols)
-                                                : fp8q::col_major(data, rows, cols);
+    out.data = order == fp8q::layout::row_major ? fp8q::row_major(data, out_rows, out_cols)
+                                                : fp8q::col_major(data, out_rows, out_cols);
     out.scale = fp8q::row_major(d_scale, groups, sc);    // [G, sc] f32
     out.inverse = fp8q::row_major(d_inverse, groups, sc);  // [G, sc] f32
-    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .groups = {d_ends, groups}}), name);
+    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .groups = {d_ends, groups, align, gb->padded_ends}}),
+                 name);
+  };
+  return c;
+}
+
+// 3D expert weights (E, K, N) bf16 row-major, as docs/semantics.md's batched views: colwise
+// (q (E, K, N), scales (E, 1, N)) or transpose-rhs (rowwise on each K x N matrix written through a
+// column-major view: q (E, N, K), scales (E, K)). Scales in buffers of the case's own.
+template <fp8q::spec S>
+case_desc expert_case(const std::string& recipe, std::int64_t experts, std::int64_t k, std::int64_t n) {
+  constexpr bool transpose = S.granularity == fp8q::granularity::row;
+  const std::int64_t per_expert = transpose ? k : n;  // scales per expert
+  const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
+  case_desc c;
+  c.name = recipe + "/" + fp8q::to_string(S.out) + "/bf16/" + std::to_string(experts) + "x" + shape_name(k, n);
+  c.rows = experts * k;
+  c.cols = n;
+  c.bytes = data_bytes(experts * k, n) + static_cast<double>(experts * per_expert) * 4.0 * stored;
+  const std::string name = c.name;
+  struct expert_buffers {
+    float* scale = nullptr;    // [E, per_expert] f32, device
+    float* inverse = nullptr;  // [E, per_expert] f32, device
+    void* workspace = nullptr;  // [workspace_bytes]
+    std::size_t workspace_bytes = 0;
+  };
+  auto eb = std::make_shared<expert_buffers>();
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    if (eb->scale == nullptr) {
+      eb->scale = device_alloc<float>(static_cast<std::size_t>(experts * per_expert), "expert scales " + name);
+      eb->inverse = device_alloc<float>(static_cast<std::size_t>(experts * per_expert), "expert inverses " + name);
+    }
+    using data_t = typename fp8q::quantized<S>::data_t;
+    auto* q = reinterpret_cast<data_t*>(b.out);
+    const auto in = fp8q::batched(fp8q::row_major<const bf16>(b.in, k, n), experts);  // [E, K, N] bf16
+    fp8q::quantized<S> out{};
+    if constexpr (transpose) {
+      out.data = fp8q::batched(fp8q::col_major(q, k, n), experts);  // [E, N, K] FP8, row-major
+      out.scale = fp8q::batched(fp8q::row_major(eb->scale, k, 1), experts);      // [E, K] f32
+      out.inverse = fp8q::batched(fp8q::row_major(eb->inverse, k, 1), experts);  // [E, K] f32
+    } else {
+      out.data = fp8q::batched(fp8q::row_major(q, k, n), experts);  // [E, K, N] FP8, row-major
+      out.scale = fp8q::batched(fp8q::row_major(eb->scale, 1, n), experts);      // [E, 1, N] f32
+      out.inverse = fp8q::batched(fp8q::row_major(eb->inverse, 1, n), experts);  // [E, 1, N] f32
+    }
+    if (eb->workspace == nullptr) {  // a batch's workspace (per-item column words for colwise)
+      eb->workspace_bytes = std::max<std::size_t>(fp8q::workspace_size<S>(in, out), 256);
+      eb->workspace = device_alloc<std::uint8_t>(eb->workspace_bytes, "expert workspace " + name);
+    }
+    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .workspace = eb->workspace,
+                                            .workspace_bytes = eb->workspace_bytes}),
+                 name);
   };
   return c;
 }
@@ -542,6 +606,83 @@ case_desc grouped_dual_case(std::int64_t rows, std::int64_t cols, std::int64_t g
     const fp8q::quantized<S> ob{.data = fp8q::col_major(reinterpret_cast<data_t*>(db->out_b), rows, cols),
                                 .inverse = fp8q::row_major(db->scales + groups * cols, groups, cols)};
     status_check(fp8q::quantize_dual<S>(in, oa, in, ob, {.stream = stream, .groups = {db->ends, groups}}), name);
+  };
+  return c;
+}
+
+// ---- the host's floor: what a launch alone costs --------------------------------------------
+// An empty kernel with rowwise's parameters (the input view, the quantized views, the seed) and
+// rowwise's grid, enqueued the ways a library can: the triple-chevron launch, cudaLaunchKernelEx
+// (what fp8q's adapter used), cudaGetDevice + cudaLaunchKernelEx, and the driver's cuLaunchKernel
+// on a CUfunction looked up once. Their host_us is what any call that launches one kernel pays
+// before fp8q does any work of its own: the floor under rowwise's host_us, measured in the same
+// run. Bytes are 0 (nothing is moved), so frac_copy is 0.
+// (The spec travels as a type, spec_c, as in fp8q's own kernels: nvcc's host stubs cannot name
+// a class-type template argument.)
+template <class SC>
+__global__ void empty_kernel(fp8q::matrix_view<const bf16>, fp8q::quantized<SC::value>, std::uint64_t) {}
+
+enum class floor_way { chevron, launch_ex, get_device_launch_ex, driver };
+
+template <fp8q::spec S>
+case_desc launch_floor_case(floor_way way, const std::string& variant, std::int64_t rows, std::int64_t cols) {
+  case_desc c;
+  c.name = std::string("launch_floor/") + fp8q::to_string(S.out) + "/bf16/" + shape_name(rows, cols) + "/" + variant;
+  c.rows = rows;
+  c.cols = cols;
+  c.bytes = 0.0;
+  const std::string name = c.name;
+  struct driver_state {
+    CUfunction fn = nullptr;
+    PFN_cuLaunchKernel_v4000 launch = nullptr;
+  };
+  auto ds = std::make_shared<driver_state>();
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    const auto in = fp8q::row_major<const bf16>(b.in, rows, cols);  // [M, N] bf16, row-major
+    const fp8q::quantized<S> out = output_views<S>(b, rows, cols, fp8q::layout::row_major);
+    std::uint64_t seed = 0;
+    const dim3 grid(static_cast<unsigned>((rows + 3) / 4));
+    constexpr int threads = 128;
+    auto ex = [&] {
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = grid;
+      cfg.blockDim = dim3(threads);
+      cfg.stream = stream;
+      cuda_check(cudaLaunchKernelEx(&cfg, empty_kernel<fp8q::detail::gpu::spec_c<S>>, in, out, seed), name);
+    };
+    switch (way) {
+      case floor_way::chevron:
+        empty_kernel<fp8q::detail::gpu::spec_c<S>><<<grid, threads, 0, stream>>>(in, out, seed);
+        cuda_check(cudaGetLastError(), name);
+        break;
+      case floor_way::launch_ex:
+        ex();
+        break;
+      case floor_way::get_device_launch_ex: {
+        int dev = 0;
+        cuda_check(cudaGetDevice(&dev), name);
+        ex();
+        break;
+      }
+      case floor_way::driver: {
+        if (ds->fn == nullptr) {  // once, on the first (untimed) call
+          cudaFunction_t f = nullptr;
+          cuda_check(cudaGetFuncBySymbol(&f, reinterpret_cast<const void*>(empty_kernel<fp8q::detail::gpu::spec_c<S>>)), name);
+          void* pfn = nullptr;
+          cudaDriverEntryPointQueryResult q{};
+          cuda_check(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &pfn, 12000, cudaEnableDefault, &q), name);
+          if (q != cudaDriverEntryPointSuccess) throw bench_error(name + ": no cuLaunchKernel entry point");
+          ds->fn = reinterpret_cast<CUfunction>(f);
+          ds->launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(pfn);
+        }
+        auto in_v = in;
+        auto out_v = out;
+        void* params[] = {&in_v, &out_v, &seed};
+        if (ds->launch(ds->fn, grid.x, 1, 1, threads, 1, 1, 0, stream, params, nullptr) != CUDA_SUCCESS)
+          throw bench_error(name + ": cuLaunchKernel failed");
+        break;
+      }
+    }
   };
   return c;
 }
@@ -621,6 +762,11 @@ constexpr fq::spec group_col_fn{.out = fq::format::e4m3fn, .granularity = fq::gr
                                 .power_of_2 = true};
 constexpr fq::spec group_row_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_row,
                                 .power_of_2 = true};
+
+constexpr fq::spec expert_col_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::col,
+                                 .power_of_2 = true};
+constexpr fq::spec expert_row_fn{.out = fq::format::e4m3fn, .granularity = fq::granularity::row,
+                                 .power_of_2 = true};
 
 constexpr fq::tuning t_default{};
 constexpr fq::tuning t_sw{.convert = fq::convert_path::software};
@@ -706,6 +852,16 @@ std::vector<case_desc> all_cases() {
   for (const std::int64_t g : {16, 64})
     v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
   v.push_back(grouped_dual_case<group_col_fn>(16640, 5120, 64));
+  v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, 64, col_out, 128));
+  v.push_back(expert_case<expert_col_fn>("expert_colwise", 128, 5120, 8192));
+  v.push_back(expert_case<expert_row_fn>("expert_transpose_rhs", 128, 5120, 8192));
+  // The launch floor under rowwise's host_us (16384 x 5120 and 128 x 5120 grids).
+  for (const std::int64_t rows : {M, std::int64_t{128}}) {
+    v.push_back(launch_floor_case<rowwise_fn>(floor_way::chevron, "chevron", rows, N));
+    v.push_back(launch_floor_case<rowwise_fn>(floor_way::launch_ex, "launch_ex", rows, N));
+    v.push_back(launch_floor_case<rowwise_fn>(floor_way::get_device_launch_ex, "get_device_launch_ex", rows, N));
+    v.push_back(launch_floor_case<rowwise_fn>(floor_way::driver, "driver", rows, N));
+  }
   return v;
 }
 
