@@ -262,16 +262,15 @@ __device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 
 /// number of magnitude below the first one that rounds past S.out's max, with the sign of x: the
 /// bound amax * s is (rounding is monotone, so |x| * s <= amax * s), and it fails for a NaN or
 /// Inf amax, a NaN, Inf or negative s, and 0 * Inf. Then encode_words_in_range gives the same
-/// bytes as encode_words (nearest-even only; one test per group).
+/// bytes as encode_words (one test per group; only where in_range_capable<S>()).
+template <spec S>
+__device__ constexpr bool in_range_capable() {
+  return S.rounding == rounding::nearest_even && fast::supported<S.out>;
+}
 template <spec S>
 __device__ inline bool in_range_group(std::uint32_t amax_bits, float s) {
-  if constexpr (S.rounding == rounding::nearest_even && fast::supported<S.out>) {
-    return fast::in_range_magnitude<S.out>(__builtin_bit_cast(std::uint32_t, __builtin_bit_cast(float, amax_bits) * s));
-  } else {
-    (void)amax_bits;
-    (void)s;
-    return false;
-  }
+  static_assert(in_range_capable<S>(), "nearest-even, the four signed formats");
+  return fast::in_range_magnitude<S.out>(__builtin_bit_cast(std::uint32_t, __builtin_bit_cast(float, amax_bits) * s));
 }
 
 /// encode_words for the scaled values of a group that passed in_range_group: no NaN fix-up, no
@@ -296,7 +295,7 @@ __device__ inline void encode_words_in_range(const float (&v)[N], const std::uin
       w[k] = backend::hw_fnuz_word_sat<S.out>(four);
     }
   } else {
-    static_assert(S.rounding == rounding::nearest_even, "in_range_group is false otherwise");
+    static_assert(in_range_capable<S>(), "only where in_range_group applies");
 #pragma unroll
     for (int k = 0; k < N / 4; ++k) {
       const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};

@@ -139,16 +139,23 @@ __global__ void __launch_bounds__(TC::value.threads)
     amax = backend::lanes_max<1>(amax);
     const float s = group_scale<S>(amax);
     if (lane == 0) write_scales<S>(out, b, r, 0, s);
-    if (in_range_group<S>(amax, s)) {
-#pragma unroll
-      for (int i = 0; i < Items; ++i) cast_unit_in_range<S, T, In, U>(keep[i], s, dst + i * wave * U, i < mine);
-    } else {
+    auto general = [&] {
 #pragma unroll
       for (int i = 0; i < Items; ++i) {
         const std::int64_t u = lane + static_cast<std::int64_t>(i) * wave;
         if (i < mine)
           cast_unit<S, T, In, U>(keep[i], s, dst + i * wave * U, seed, [&](int j) { return row_index + u * U + j; });
       }
+    };
+    if constexpr (in_range_capable<S>()) {
+      if (in_range_group<S>(amax, s)) {
+#pragma unroll
+        for (int i = 0; i < Items; ++i) cast_unit_in_range<S, T, In, U>(keep[i], s, dst + i * wave * U, i < mine);
+      } else {
+        general();
+      }
+    } else {
+      general();
     }
     for (std::int64_t e = units * U + lane; e < N; e += wave)
       row_dst[e] = encode_scaled<S>(load_one(row_src + e) * s, seed, row_index + e);
