@@ -3,7 +3,9 @@
 // fp8q::encode (the definition; tests/gpu/test_convert_gpu.cu shows it equal to the host's):
 //   (1) every f32 pattern x {e4m3fn, e4m3fnuz, e5m2, e5m2fnuz} x {saturate, propagate}:
 //       fast::encode_bits (encode's NaN rule) and fast::encode_word (encode_scaled's rule:
-//       canonical NaN first), each against its reference;
+//       canonical NaN first), each against its reference, and fast::encode_word_in_range (the
+//       rowwise kernel's form for rows whose amax bounds every product) on every group of four
+//       whose magnitudes are below the first overflowing one;
 //   (2) stochastic rounding on 2^28 inputs per format and policy, both NaN rules;
 //   (3) fnuz_word_via_ocp for e4m3fnuz and e5m2fnuz (saturate) on every f32 pattern (sm_89+);
 //   (4) a report, not a check: a one-warp-per-row bf16 -> fp8 kernel (16384 x 5120, 4 rotating
@@ -68,7 +70,9 @@ __device__ void record(tally* t, int kind, std::uint32_t u, std::uint32_t want, 
   if (slot < max_examples) t->ex[slot] = example{u, want, got, static_cast<std::uint32_t>(kind)};
 }
 
-// (1) kinds: 0 elements vs encode, 1 words vs encode(canonical_nan(x)).
+// (1) kinds: 0 elements vs encode, 1 words vs encode(canonical_nan(x)), 2 the in-range word
+// (encode_word_in_range, signs from the inputs) where all four magnitudes are below the first
+// overflowing one, vs the same.
 template <format F, overflow Ov>
 __global__ void fast_all_inputs(tally* t) {
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
@@ -81,6 +85,10 @@ __global__ void fast_all_inputs(tally* t) {
       v[j] = f32_of(u[j]);
     }
     const std::uint32_t w = fast::encode_word<F, Ov, fast::nan_rule::canonical>(v);
+    bool in_range = true;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) in_range = in_range && fast::in_range_magnitude<F>(u[j] & 0x7fffffffu);
+    const std::uint32_t wr = in_range ? fast::encode_word_in_range<F>(v, fast::gather_byte<3>(u[0], u[1], u[2], u[3])) : 0u;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const std::uint32_t want = fp8q::encode<F>(v[j], Ov).bits;
@@ -89,6 +97,8 @@ __global__ void fast_all_inputs(tally* t) {
       const std::uint32_t want_c = fp8q::encode<F>(fp8q::canonical_nan(v[j]), Ov).bits;
       const std::uint32_t got_c = (w >> (8 * j)) & 0xffu;
       if (got_c != want_c) record(t, 1, u[j], want_c, got_c);
+      const std::uint32_t got_r = (wr >> (8 * j)) & 0xffu;
+      if (in_range && got_r != want_c) record(t, 2, u[j], want_c, got_r);
     }
   }
 }
@@ -345,7 +355,8 @@ void run_bench(const gpu& g) {
   cudaFree(out);
 }
 
-const char* const nearest_kinds[] = {"elements (encode's NaN rule)", "words (encode_scaled's NaN rule)"};
+const char* const nearest_kinds[] = {"elements (encode's NaN rule)", "words (encode_scaled's NaN rule)",
+                                     "in-range words (magnitudes below the first overflow)"};
 const char* const sr_kinds[] = {"encode's NaN rule", "canonical NaN"};
 const char* const ocp_kinds[] = {"vs encode(canonical_nan(x), saturate)"};
 
@@ -386,11 +397,11 @@ int main(int argc, char** argv) {
     constexpr format F = decltype(tag)::value;
     char what[96];
     std::snprintf(what, sizeof what, "fast %s saturate, all 2^32 inputs", fp8q::to_string(F));
-    ok = run_check(g, what, nearest_kinds, 2, 1ull << 32, [&](tally* t) {
+    ok = run_check(g, what, nearest_kinds, 3, 1ull << 32, [&](tally* t) {
       fast_all_inputs<F, overflow::saturate><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
     std::snprintf(what, sizeof what, "fast %s propagate, all 2^32 inputs", fp8q::to_string(F));
-    ok = run_check(g, what, nearest_kinds, 2, 1ull << 32, [&](tally* t) {
+    ok = run_check(g, what, nearest_kinds, 3, 1ull << 32, [&](tally* t) {
       fast_all_inputs<F, overflow::propagate><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
     for (overflow ov : {overflow::saturate, overflow::propagate}) {

@@ -77,6 +77,24 @@ void check_words(const std::vector<std::uint32_t>& inputs, tally& bad) {
       const int want = scaled_reference<F>(v[k], Ov);
       if (got != want) bad.add(describe(F, Ov, "words", inputs[i + k], want, got));
     }
+    // the in-range words where all four are numbers below the first overflowing magnitude
+    for (int h = 0; h < 2; ++h) {
+      bool in_range = true;
+      std::uint32_t signs = 0;
+      for (int j = 0; j < 4; ++j) {
+        const std::uint32_t u = inputs[i + 4 * h + j];
+        in_range = in_range && fast::in_range_magnitude<F>(u & 0x7fffffffu);
+        signs |= (u >> 31) << (8 * j + 7);
+      }
+      if (!in_range) continue;
+      const float four[4] = {v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]};
+      const std::uint32_t wr = fast::encode_word_in_range<F>(four, signs | 0x7f7f7f7fu * (h & 1));
+      for (int j = 0; j < 4; ++j) {
+        const int got = (wr >> (8 * j)) & 0xff;
+        const int want = scaled_reference<F>(four[j], Ov);
+        if (got != want) bad.add(describe(F, Ov, "in-range words", inputs[i + 4 * h + j], want, got));
+      }
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 //                             product stored in place of a code (no encoder): the fixed part
 //   fp8q_isa_unit_fast_<F>:   fast::encode_words (fp8q/detail/fast_encode.hpp), the NaN rule of
 //                             the kernels (encode_scaled: canonical NaN)
+//   fp8q_isa_unit_in_range_<F>: fast::encode_word_in_range, the form the rowwise kernel takes
+//                             for a row whose amax bounds every product (no NaN, no clamp)
 //   fp8q_isa_unit_today_<F>:  today's software path, encode_scaled's encode(canonical_nan(v))
 // The encoder's share per element is (count - count of the base kernel) / 16.
 #include <cstdint>
@@ -46,6 +48,23 @@ __device__ void fast_unit(const u32x4* in, u32x4* out, float s) {
   out[i] = u32x4{w[0], w[1], w[2], w[3]};
 }
 
+// The in-range form (a group whose amax bounds every product): signs from the bf16 words.
+template <format F>
+__device__ void in_range_unit(const u32x4* in, u32x4* out, float s) {
+  const unsigned i = unit_index();
+  float v[16];
+  load_scaled(in, i, s, v);
+  const u32x4 a = in[2 * i], b = in[2 * i + 1];
+  const std::uint32_t raw[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  std::uint32_t w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
+    w[k] = fp8q::detail::fast::encode_word_in_range<F>(four, fp8q::detail::fast::perm<1, 3, 5, 7>(raw[2 * k + 1], raw[2 * k]));
+  }
+  out[i] = u32x4{w[0], w[1], w[2], w[3]};
+}
+
 template <format F>
 __device__ void today_unit(const u32x4* in, u32x4* out, float s) {
   const unsigned i = unit_index();
@@ -78,3 +97,7 @@ extern "C" __global__ void fp8q_isa_unit_fast_e5m2(const u32x4* in, u32x4* out, 
 extern "C" __global__ void fp8q_isa_unit_fast_e5m2fnuz(const u32x4* in, u32x4* out, float s) { fast_unit<format::e5m2fnuz>(in, out, s); }
 extern "C" __global__ void fp8q_isa_unit_today_e4m3fn(const u32x4* in, u32x4* out, float s) { today_unit<format::e4m3fn>(in, out, s); }
 extern "C" __global__ void fp8q_isa_unit_today_e4m3fnuz(const u32x4* in, u32x4* out, float s) { today_unit<format::e4m3fnuz>(in, out, s); }
+extern "C" __global__ void fp8q_isa_unit_in_range_e4m3fn(const u32x4* in, u32x4* out, float s) { in_range_unit<format::e4m3fn>(in, out, s); }
+extern "C" __global__ void fp8q_isa_unit_in_range_e4m3fnuz(const u32x4* in, u32x4* out, float s) { in_range_unit<format::e4m3fnuz>(in, out, s); }
+extern "C" __global__ void fp8q_isa_unit_in_range_e5m2(const u32x4* in, u32x4* out, float s) { in_range_unit<format::e5m2>(in, out, s); }
+extern "C" __global__ void fp8q_isa_unit_in_range_e5m2fnuz(const u32x4* in, u32x4* out, float s) { in_range_unit<format::e5m2fnuz>(in, out, s); }

@@ -6,8 +6,8 @@
 // segment table of tests/support/oracle.hpp, as in test_exhaustive_f32.cpp, which proves
 // fp8q::encode equal to that table on every input); fp8q::encode itself is asked once per run
 // and must agree with the table there. The time goes into the fast encoder: per magnitude, both
-// signs and both policies one element at a time (encode's NaN rule) and in packed words (the
-// GPU kernels' rule).
+// signs and both policies one element at a time (encode's NaN rule), in packed words (the GPU
+// kernels' rule) and, below the first overflowing magnitude, in the in-range words.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -92,7 +92,7 @@ std::vector<run> make_runs(format f, long& reference_disagreements) {
 struct result {
   std::uint64_t mismatches = 0;
   std::uint32_t first_input = ~0u;
-  int first_kind = 0;  // 0..3 element (2 * negative + propagate), 4..7 the same in words
+  int first_kind = 0;  // 0..3 element (2 * negative + propagate), 4..7 words, 8..11 in-range words
   std::uint8_t first_want = 0, first_got = 0;
   void add(std::uint32_t u, int kind, std::uint8_t want, std::uint8_t got) {
     if (mismatches++ == 0 || u < first_input) {
@@ -129,6 +129,18 @@ void check_words(const run& r, std::uint32_t a, result& out) {
     const auto got = static_cast<std::uint8_t>(w >> (8 * j));
     const std::uint8_t want = r.scaled[2 * (j & 1) + p];
     if (got != want) out.add(u[j], 4 + 2 * (j & 1) + p, want, got);
+  }
+  // magnitudes below the first overflowing one: the in-range word (no NaN, no clamp), whose
+  // bytes are those of either policy; signs on bytes 1 and 3
+  if (Ov == overflow::saturate && fast::in_range_magnitude<F>(b)) {
+    const std::uint32_t wr = fast::encode_word_in_range<F>(v, 0x80008000u);
+    for (int j = 0; j < 4; ++j) {
+      const auto got = static_cast<std::uint8_t>(wr >> (8 * j));
+      for (int q = 0; q < 2; ++q) {
+        const std::uint8_t want = r.scaled[2 * (j & 1) + q];
+        if (got != want) out.add(u[j], 8 + 2 * (j & 1) + q, want, got);
+      }
+    }
   }
 }
 
@@ -190,7 +202,9 @@ TEST_CASE("fast encode of all 2^32 f32 patterns equals encode", "[slow]") {
     const result r = check_format<F>(threads, reference_disagreements);
     static const char* kinds[] = {"saturate", "propagate", "-saturate", "-propagate",
                                   "words saturate", "words propagate", "words -saturate",
-                                  "words -propagate"};
+                                  "words -propagate", "in-range words saturate",
+                                  "in-range words propagate", "in-range words -saturate",
+                                  "in-range words -propagate"};
     std::printf("%s: 2^32 inputs x 2 policies, elements and words: %llu mismatches", fp8q::to_string(F),
                 static_cast<unsigned long long>(r.mismatches));
     if (r.mismatches != 0) {

@@ -181,6 +181,24 @@ FP8Q_HD constexpr std::uint32_t perm(std::uint32_t hi, std::uint32_t lo) {
   return byte(S0) | (byte(S1) << 8) | (byte(S2) << 16) | (byte(S3) << 24);
 }
 
+// The unsigned max of the 16-bit halves of a and b, half by half: one max.u16x2 (sm_90) or
+// v_pk_max_u16, so a running maximum of 16-bit magnitudes takes two elements per instruction.
+FP8Q_HD inline std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) {
+#if FP8Q_DEVICE_PASS && FP8Q_TOOLCHAIN_HIP
+  using u16x2_v = unsigned short __attribute__((ext_vector_type(2)));
+  return __builtin_bit_cast(std::uint32_t, __builtin_elementwise_max(__builtin_bit_cast(u16x2_v, a),
+                                                                     __builtin_bit_cast(u16x2_v, b)));
+#elif FP8Q_DEVICE_PASS && FP8Q_TOOLCHAIN_CUDA && __CUDA_ARCH__ >= 900
+  std::uint32_t r;
+  asm("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#else
+  const std::uint32_t lo = (a & 0xffffu) > (b & 0xffffu) ? a & 0xffffu : b & 0xffffu;
+  const std::uint32_t hi = (a >> 16) > (b >> 16) ? a >> 16 : b >> 16;
+  return lo | (hi << 16);
+#endif
+}
+
 // Byte J of four words, packed: {w0.J, w1.J, w2.J, w3.J} in three permutes.
 template <int J>
 FP8Q_HD constexpr std::uint32_t gather_byte(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2,
@@ -239,6 +257,79 @@ FP8Q_HD constexpr void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 
   for (int k = 0; k < N / 4; ++k) {
     const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
     w[k] = encode_word<F, Ov, R>(four);
+  }
+}
+
+// ---- numbers known to be in range ------------------------------------------------------------
+//
+// A kernel that knows a whole group's products x * s are numbers (no NaN, no Inf) of magnitude
+// below consts<F>::overflow_bits (one test on the group's amax, in_range_magnitude) encodes them
+// without the per-element NaN select and without the clamp: every such magnitude rounds to at
+// most max under either policy, which is what the clamp would have made of it. The exponent's
+// floor at the smallest normal becomes a float max on |x| (|x| a source modifier), and the signs
+// come in as a word the caller builds from wherever they are cheapest (the input's own sign bits
+// when s > 0: x * s has the sign of x).
+
+/// Whether the magnitude bits a (of a number, or the product bound of a group) are below the
+/// first magnitude that rounds past max: false for Inf and NaN bit patterns.
+template <format F>
+FP8Q_HD constexpr bool in_range_magnitude(std::uint32_t a) {
+  return a < consts<F>::overflow_bits;
+}
+
+/// code_sum for a number x with |x| below overflow_bits (the result's low byte is the code of |x|
+/// under either policy, at most max).
+template <format F>
+FP8Q_HD constexpr std::uint32_t code_sum_in_range(float x) {
+#if FP8Q_DEVICE_PASS
+  if (!__builtin_is_constant_evaluated()) {
+    using c = consts<F>;
+    // max(|x|, smallest normal) has exponent max(e, e_min); a flushed subnormal |x| gives the
+    // same, and as an addend it is far below half the smallest FP8 step either way
+    const float a = __builtin_fabsf(x);
+    const std::uint32_t e = bits_from_f32(__builtin_fmaxf(a, f32_from_bits(c::e_min << 23))) >> 23;
+    return bits_from_f32(f32_from_bits(e * c::mul + c::add) + a);
+  }
+#endif
+  const std::uint32_t a = bits_from_f32(x) & 0x7fffffffu;
+  return bits_from_f32(addend<F>(a) + f32_from_bits(a));
+}
+
+/// Four numbers with |v| below overflow_bits to one word of codes, byte-equal to encode_word (and
+/// so to encode) under either policy. Byte j of `signs` has bit 7 set exactly when v[j] is
+/// negative (its other bits are ignored).
+template <format F>
+FP8Q_HD constexpr std::uint32_t encode_word_in_range(const float (&v)[4], std::uint32_t signs) {
+  using c = consts<F>;
+  constexpr std::uint32_t ones = 0x01010101u;
+  std::uint32_t y[4] = {};
+#if FP8Q_DEVICE_PASS && FP8Q_TOOLCHAIN_HIP
+  if (!__builtin_is_constant_evaluated()) {
+    // one v_pk_add_f32 per pair, as in code_sum2
+    using float2_v = float __attribute__((ext_vector_type(2)));
+    for (int j = 0; j < 4; j += 2) {
+      const float a0 = __builtin_fabsf(v[j]), a1 = __builtin_fabsf(v[j + 1]);
+      const float sn = f32_from_bits(c::e_min << 23);
+      const std::uint32_t e0 = bits_from_f32(__builtin_fmaxf(a0, sn)) >> 23;
+      const std::uint32_t e1 = bits_from_f32(__builtin_fmaxf(a1, sn)) >> 23;
+      const float2_v b = {f32_from_bits(e0 * c::mul + c::add), f32_from_bits(e1 * c::mul + c::add)};
+      const float2_v t = {a0, a1};
+      const float2_v s = b + t;
+      y[j] = bits_from_f32(s.x);
+      y[j + 1] = bits_from_f32(s.y);
+    }
+  } else
+#endif
+  {
+    for (int j = 0; j < 4; ++j) y[j] = code_sum_in_range<F>(v[j]);
+  }
+  const std::uint32_t codes = gather_byte<0>(y[0], y[1], y[2], y[3]);
+  if constexpr (c::fnuz) {
+    // a sign only on nonzero codes (bytes are at most 0x7F here: byte + 0x7F sets bit 7 exactly
+    // for nonzero ones, no carry)
+    return codes | (signs & (codes + 0x7fu * ones) & 0x80u * ones);
+  } else {
+    return codes | (signs & 0x80u * ones);
   }
 }
 

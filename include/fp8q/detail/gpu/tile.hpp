@@ -258,4 +258,50 @@ __device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 
   }
 }
 
+/// Whether every product x * s of a group whose amax (f32 magnitude bits) is amax_bits is a
+/// number of magnitude below the first one that rounds past S.out's max, with the sign of x: the
+/// bound amax * s is (rounding is monotone, so |x| * s <= amax * s), and it fails for a NaN or
+/// Inf amax, a NaN, Inf or negative s, and 0 * Inf. Then encode_words_in_range gives the same
+/// bytes as encode_words (one test per group; only where in_range_capable<S>()).
+template <spec S>
+__device__ constexpr bool in_range_capable() {
+  return S.rounding == rounding::nearest_even && fast::supported<S.out>;
+}
+template <spec S>
+__device__ inline bool in_range_group(std::uint32_t amax_bits, float s) {
+  static_assert(in_range_capable<S>(), "nearest-even, the four signed formats");
+  return fast::in_range_magnitude<S.out>(__builtin_bit_cast(std::uint32_t, __builtin_bit_cast(float, amax_bits) * s));
+}
+
+/// encode_words for the scaled values of a group that passed in_range_group: no NaN fix-up, no
+/// clamp; signs[k] has bit 7 of byte j set when v[4k + j] is negative.
+template <spec S, tuning T, int N>
+__device__ inline void encode_words_in_range(const float (&v)[N], const std::uint32_t (&signs)[N / 4],
+                                             std::uint32_t (&w)[N / 4]) {
+  static_assert(N % 4 == 0, "whole words");
+  if constexpr (use_hw_convert<S, T>()) {
+    // a saturating converter's byte for a number is the byte (the NaN rule is all that the
+    // other paths add)
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const std::uint32_t lo = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]);
+      const std::uint32_t hi = backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3]);
+      w[k] = fast::perm<0, 1, 4, 5>(hi, lo);
+    }
+  } else if constexpr (use_hw_fnuz_word<S, T>()) {
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
+      w[k] = backend::hw_fnuz_word_sat<S.out>(four);
+    }
+  } else {
+    static_assert(in_range_capable<S>(), "only where in_range_group applies");
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const float four[4] = {v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]};
+      w[k] = fast::encode_word_in_range<S.out>(four, signs[k]);
+    }
+  }
+}
+
 }  // namespace fp8q::detail::gpu

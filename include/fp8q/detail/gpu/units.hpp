@@ -63,6 +63,55 @@ __device__ inline std::uint32_t unit_amax(const unit_raw<In, U>& r, std::uint32_
   return amax;
 }
 
+// Running maximum of the magnitudes of a 16-byte unit of 2-byte inputs (bf16, f16) as raw
+// 16-bit patterns, two per word (fast::max_u16x2); amax16_bits turns it into f32 magnitude bits.
+__device__ inline std::uint32_t unit_amax16(const u32x4& r, std::uint32_t m) {
+  constexpr std::uint32_t magnitude = 0x7fff7fffu;
+  m = fast::max_u16x2(m, r.x & magnitude);
+  m = fast::max_u16x2(m, r.y & magnitude);
+  m = fast::max_u16x2(m, r.z & magnitude);
+  return fast::max_u16x2(m, r.w & magnitude);
+}
+
+// f32 magnitude bits of the larger half of a unit_amax16 maximum: the same as unit_amax's over
+// the same elements (widening is non-decreasing in the magnitude bits, NaNs above Inf; a NaN
+// amax only matters as a NaN).
+template <class In>
+__device__ inline std::uint32_t amax16_bits(std::uint32_t m) {
+  static_assert(sizeof(In) == 2, "2-byte inputs");
+  const std::uint32_t lo = m & 0xffffu, hi = m >> 16;
+  return abs_bits(to_float(In{static_cast<std::uint16_t>(lo > hi ? lo : hi)}));
+}
+
+// The sign words of a unit for encode_words_in_range: bit 7 of byte j of word k is the sign of
+// element 4k + j, taken from the input's own bits (2-byte inputs: bytes 1 and 3 of each word).
+template <class In, int U>
+__device__ inline void unit_signs(const unit_raw<In, U>& r, std::uint32_t (&signs)[U / 4]) {
+  static_assert(U == unit_elems<In> && U % 4 == 0, "16-byte units");
+  if constexpr (sizeof(In) == 2) {
+    signs[0] = fast::perm<1, 3, 5, 7>(r.y, r.x);
+    signs[1] = fast::perm<1, 3, 5, 7>(r.w, r.z);
+  } else {
+    signs[0] = fast::gather_byte<3>(r.x, r.y, r.z, r.w);
+  }
+}
+
+// cast_unit for a group that passed in_range_group<S>(amax, s) (s >= +0, so x * s has the sign
+// of x): the same bytes, without the NaN and overflow handling. Stores only when `store` (the
+// condition on the store alone, so that it is one predicate, not a branch around the unit).
+template <spec S, tuning T, class In, int U>
+__device__ inline void cast_unit_in_range(const unit_raw<In, U>& r, float s, std::uint8_t* dst, bool store) {
+  float y[U];
+  widen_unit<In, U>(r, y);
+#pragma unroll
+  for (int k = 0; k < U; ++k) y[k] *= s;
+  std::uint32_t signs[U / 4];
+  unit_signs<In, U>(r, signs);
+  std::uint32_t w[U / 4];
+  encode_words_in_range<S, T>(y, signs, w);
+  if (store) store_words<U / 4>(dst, w);
+}
+
 // K units of src, unit first + i * stride for i < K, those below `units` (the others keep
 // their values): all K loads in flight before the first use.
 template <class In, int U, int K>

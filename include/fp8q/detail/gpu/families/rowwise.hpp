@@ -82,45 +82,83 @@ __global__ void __launch_bounds__(TC::value.threads)
 // Rowwise, fused, one wave per row (for rows of at most Items * wave units): no shared memory
 // and no block barrier; the amax is a butterfly across the wave's lanes. Same data path as
 // row_fused_kernel otherwise. Rows per block = threads / wave size.
+// Every row has the same length, so whether a lane's Items units all lie in the row is known once
+// per launch (`full`); units of a shorter row that lie past its end are zero, which leaves the
+// amax as it is, and are not stored. A row whose amax bounds every product in range
+// (in_range_group) is encoded without NaN and overflow handling; any other row takes the
+// general path.
 template <class SC, class TC, class In, int U, int Items>
 __global__ void __launch_bounds__(TC::value.threads)
     row_wave_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint64_t seed) {
   constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr bool packed_amax = sizeof(In) == 2 && U == unit_elems<In>;
   const int wave = backend::wave_size();
   const int lane = static_cast<int>(threadIdx.x) % wave;
   const std::int64_t waves = static_cast<std::int64_t>(blockDim.x) / wave;
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
   const std::int64_t units = N / U;
+  // units of a row this lane holds: lane + i * wave < units exactly for i < mine
+  const std::int64_t left = units - lane;
+  const int mine = left <= 0                                         ? 0
+                   : left >= static_cast<std::int64_t>(Items) * wave ? Items
+                                                                     : static_cast<int>((left + wave - 1) / wave);
+  const bool full = units >= static_cast<std::int64_t>(Items) * wave;  // the same for every lane
   for (std::int64_t row = blockIdx.x * waves + threadIdx.x / wave; row < in.batch * M;
        row += static_cast<std::int64_t>(gridDim.x) * waves) {
-    const std::int64_t b = row / M;
-    const std::int64_t r = row % M;
-    const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
-    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols] FP8
+    const std::int64_t b = in.batch == 1 ? 0 : row / M;
+    const std::int64_t r = in.batch == 1 ? row : row % M;
+    const In* row_src = in.data + (b * in.batch_stride + r * in.ld);                        // [cols] In
+    const In* src = row_src + static_cast<std::int64_t>(lane) * U;                          // this lane's first unit
+    auto* row_dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols] FP8
+    std::uint8_t* dst = row_dst + static_cast<std::int64_t>(lane) * U;                      // this lane's first unit
     const std::uint64_t row_index = logical_index(b, r, 0, M, N);
     unit_raw<In, U> keep[Items];
-    std::uint32_t amax = 0;
-    load_units<In, U, Items>(src, lane, wave, units, keep);  // every load in flight before the first use
+    if (full) {
 #pragma unroll
-    for (int i = 0; i < Items; ++i) {
-      if (lane + static_cast<std::int64_t>(i) * wave < units) amax = unit_amax<In, U>(keep[i], amax);
+      for (int i = 0; i < Items; ++i) keep[i] = load_unit<In, U>(src + i * wave * U);
+    } else {
+#pragma unroll
+      for (int i = 0; i < Items; ++i) keep[i] = i < mine ? load_unit<In, U>(src + i * wave * U) : unit_raw<In, U>{};
+    }
+    std::uint32_t amax = 0;
+    if constexpr (packed_amax) {
+      std::uint32_t m = 0;
+#pragma unroll
+      for (int i = 0; i < Items; ++i) m = unit_amax16(keep[i], m);
+      amax = amax16_bits<In>(m);
+    } else {
+#pragma unroll
+      for (int i = 0; i < Items; ++i) amax = unit_amax<In, U>(keep[i], amax);
     }
     for (std::int64_t e = units * U + lane; e < N; e += wave) {
-      const std::uint32_t a = abs_bits(load_one(src + e));
+      const std::uint32_t a = abs_bits(load_one(row_src + e));
       amax = amax > a ? amax : a;
     }
     amax = backend::lanes_max<1>(amax);
     const float s = group_scale<S>(amax);
     if (lane == 0) write_scales<S>(out, b, r, 0, s);
+    auto general = [&] {
 #pragma unroll
-    for (int i = 0; i < Items; ++i) {
-      const std::int64_t u = lane + static_cast<std::int64_t>(i) * wave;
-      if (u < units)
-        cast_unit<S, TC::value, In, U>(keep[i], s, dst + u * U, seed, [&](int j) { return row_index + u * U + j; });
+      for (int i = 0; i < Items; ++i) {
+        const std::int64_t u = lane + static_cast<std::int64_t>(i) * wave;
+        if (i < mine)
+          cast_unit<S, T, In, U>(keep[i], s, dst + i * wave * U, seed, [&](int j) { return row_index + u * U + j; });
+      }
+    };
+    if constexpr (in_range_capable<S>()) {
+      if (in_range_group<S>(amax, s)) {
+#pragma unroll
+        for (int i = 0; i < Items; ++i) cast_unit_in_range<S, T, In, U>(keep[i], s, dst + i * wave * U, i < mine);
+      } else {
+        general();
+      }
+    } else {
+      general();
     }
     for (std::int64_t e = units * U + lane; e < N; e += wave)
-      dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
+      row_dst[e] = encode_scaled<S>(load_one(row_src + e) * s, seed, row_index + e);
   }
 }
 
