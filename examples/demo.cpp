@@ -273,7 +273,7 @@ void moe_step(const char* why) {
 }
 
 #if FP8Q_TOOLCHAIN_CUDA
-int print_gpu_step();  // demo.cu: the same activations on the GPU, compared with the host
+int print_gpu_step();  // demo.cu: one MoE layer step on the GPU, compared with the host
 #endif
 
 void print_moe_step() {
