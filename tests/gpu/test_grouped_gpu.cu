@@ -174,18 +174,18 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   };
   const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N, ld), sh.B);
   const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N, ld), sh.B);
+  const std::uint64_t seed = rng();
+  const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
+  const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
   // the staged family takes 16-byte aligned input lines only: elsewhere, forced, bad_layout, and
   // the automatic walk falls back to group_colwise
   const bool tile_takes = (ld * static_cast<i64>(sizeof(In))) % 16 == 0;
   if constexpr (by_rows) {
     gpu_path chosen{};
-    const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen) == status::success &&
+    const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, {.groups = gd}) == status::success &&
                          chosen == (tile_takes ? gpu_path::group_col_tile : gpu_path::group_colwise);
     FP8Q_TEST_CHECK(check, walk_ok);
   }
-  const std::uint64_t seed = rng();
-  const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
-  const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
 
   char what[256];
   std::snprintf(what, sizeof what, "%s %s %s %s B=%lld M=%lld N=%lld ld=%lld G=%lld pattern=%d align=%lld %s%s%s",

@@ -76,16 +76,17 @@ template <spec S, tuning T = tuning{}, class In>
 
 /// Which family quantize<S, T>(in, out, ...) runs on the current device (*path), or the status
 /// the call would return before launching anything (bad_layout: a forced path that does not
-/// accept these views).
+/// accept these views). Grouped specs pass the call's args (its groups shape the views).
 template <spec S, tuning T = tuning{}, class In>
-[[nodiscard]] status chosen_path(matrix_view<const In> in, const quantized<S>& out, gpu_path* path) {
+[[nodiscard]] status chosen_path(matrix_view<const In> in, const quantized<S>& out, gpu_path* path,
+                                 const gpu_args& args = {}) {
   detail::gpu::check_gpu_spec<S>();
   if (path == nullptr) return status::null_pointer;
-  status st = validate_quantize(in, out, quantize_args{}, /*offsets_on_host=*/false);
+  status st = validate_quantize(in, out, detail::gpu::to_quantize_args(args), /*offsets_on_host=*/false);
   if (st != status::success) return st;
   const backend::device_facts* dev = nullptr;
   if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
-  const detail::gpu::problem<S, In> p{in, out, 0, dev};
+  const detail::gpu::problem<S, In> p{in, out, 0, dev, args.groups, args.error_word};
   const bool found = detail::gpu::choose<S, T>(p, [&](auto* f, const auto&) {
     *path = std::remove_pointer_t<decltype(f)>::name;
   });
