@@ -46,6 +46,8 @@ enum class gpu_path : std::uint8_t {
   group_rowwise,      ///< per-group rowwise (groups along columns): a block per row, any layouts
   group_colwise,      ///< per-group colwise (groups along rows): a block per (group, 32-column
                       ///< strip), any layouts
+  group_col_tile,     ///< per-group colwise: each group's 128-byte column strips staged in a
+                      ///< shared-memory tile, read once (row-major 16-byte aligned input)
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

@@ -99,13 +99,16 @@ std::vector<std::int32_t> make_ends(std::mt19937_64& rng, i64 G, i64 extent, int
   if (pattern == 1) {  // one group holds every line, the others are empty
     std::fill(e.begin(), e.end(), static_cast<std::int32_t>(extent));
     for (i64 g = 0; g < G / 2; ++g) e[static_cast<std::size_t>(g)] = 0;
+  } else if (pattern == 3 && G == 3) {  // one group of 3/4 of the lines: longer than any tile
+    e = {static_cast<std::int32_t>(extent / 10), static_cast<std::int32_t>(extent / 10 + extent * 3 / 4),
+         static_cast<std::int32_t>(extent * 9 / 10)};
   } else if (pattern == 2 && G >= 4) {  // groups of one line, then an empty one, then the rest
     e[0] = 1;
     e[1] = 2;
     e[2] = 2;
     for (std::size_t g = 3; g < e.size(); ++g) e[g] = std::max(e[g], e[g - 1]);
   }
-  if (pattern != 1 && G > 1) {  // lines past the last end: every end at most 9/10 of the extent
+  if (pattern != 1 && pattern != 3 && G > 1) {  // lines past the last end: every end at most 9/10 of the extent
     const auto cap = static_cast<std::int32_t>(extent * 9 / 10);
     for (auto& v : e) v = std::min(v, cap);
   }
@@ -130,17 +133,19 @@ struct shape {
   int pattern;
   i64 align;
   layout out_order;
+  i64 in_ld = 0;  // the input's leading dimension (0: N, dense)
 };
 
-template <spec S, class In>
+template <spec S, class In, tuning T = tuning{}>
 void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
               bool bad_offsets = false) {
   constexpr bool by_rows = S.granularity == granularity::group_col;
+  const i64 ld = sh.in_ld > 0 ? sh.in_ld : sh.N;
   const i64 extent = by_rows ? sh.M : sh.N;
   const i64 cap = extent + sh.G * (sh.align - 1);
   const i64 Mo = by_rows ? cap : sh.M, No = by_rows ? sh.N : cap;
   const i64 sc = by_rows ? sh.N : sh.M;
-  const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * sh.N, specials);
+  const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * ld, specials);
   std::vector<std::int32_t> ends = make_ends(rng, sh.G, extent, sh.pattern);
   std::uint32_t want_error = 0;
   if (bad_offsets && sh.G >= 3) {
@@ -150,7 +155,7 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   }
   const std::vector<std::int32_t> host_ends = bad_offsets ? clamped(ends, extent) : ends;
 
-  arena in(sh.B * sh.M * sh.N * static_cast<i64>(sizeof(In)));
+  arena in(sh.B * sh.M * ld * static_cast<i64>(sizeof(In)));
   std::memcpy(in.h<In>(), x.data(), x.size() * sizeof(In));
   cuda_ok(cudaMemcpy(in.d<In>(), x.data(), x.size() * sizeof(In), cudaMemcpyHostToDevice));
   arena q(sh.B * Mo * No), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
@@ -167,26 +172,42 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
     if constexpr (stores_inverse(S)) o.inverse = batched(row_major(dev ? inv.d<float>() : inv.h<float>(), sh.G, sc), sh.B);
     return o;
   };
-  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N), sh.B);
-  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N), sh.B);
+  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N, ld), sh.B);
+  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N, ld), sh.B);
   const std::uint64_t seed = rng();
   const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
   const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
+  // the staged family takes 16-byte aligned input lines only: elsewhere, forced, bad_layout, and
+  // the automatic walk falls back to group_colwise
+  const bool tile_takes = (ld * static_cast<i64>(sizeof(In))) % 16 == 0;
+  if constexpr (by_rows) {
+    gpu_path chosen{};
+    const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, {.groups = gd}) == status::success &&
+                         chosen == (tile_takes ? gpu_path::group_col_tile : gpu_path::group_colwise);
+    FP8Q_TEST_CHECK(check, walk_ok);
+  }
 
   char what[256];
-  std::snprintf(what, sizeof what, "%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld %s%s%s",
+  std::snprintf(what, sizeof what, "%s %s %s %s B=%lld M=%lld N=%lld ld=%lld G=%lld pattern=%d align=%lld %s%s%s",
                 to_string(S.granularity), to_string(S.out),
+                T.path == gpu_path::group_col_tile ? "group_col_tile"
+                : T.path == gpu_path::group_colwise ? "group_colwise" : "auto",
                 std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16",
                 static_cast<long long>(sh.B), static_cast<long long>(sh.M), static_cast<long long>(sh.N),
-                static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
+                static_cast<long long>(ld), static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
                 sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
                 bad_offsets ? " bad-offsets" : "");
   for (const std::uint8_t pattern : {gpu_check::poison_a, gpu_check::poison_b}) {
     for (arena* a : {&q, &s, &inv, &pe}) a->poison(pattern);
     err.poison(0);
     const status hs = host::quantize<S>(in_h, views(false), {.groups = gh, .seed = seed});
-    const status ds = quantize<S>(in_d, views(true),
-                                  {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
+    const status ds = quantize<S, T>(in_d, views(true),
+                                     {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
+    if (T.path == gpu_path::group_col_tile && !tile_takes) {
+      if (ds != status::bad_layout) std::printf("  %s: forced past its views, %s\n", what, to_string(ds));
+      FP8Q_TEST_CHECK(check, ds == status::bad_layout);
+      return;
+    }
     cuda_ok(cudaDeviceSynchronize());
     const i64 dq = q.diff(), ds_ = s.diff(), di = inv.diff(), dp = pe.diff();
     std::uint32_t got_error = 0;
@@ -201,6 +222,38 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
                   got_error, want_error);
     FP8Q_TEST_CHECK(check, ok);
   }
+}
+
+// Every group_col path by name on every shape, the same shapes with 16-byte aligned input lines
+// (so that group_col_tile takes them), and the tile's own edges: a group longer than the tile
+// (two passes), N = 1, tail strips, f32, batches, padded outputs, bad offsets.
+template <spec S, tuning T>
+void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::vector<shape>& shapes) {
+  for (shape sh : shapes) {
+    run_case<S, bf16, T>(check, rng, sh, true);
+    sh.in_ld = (sh.N + 7) / 8 * 8;  // 16-byte lines of bf16
+    run_case<S, bf16, T>(check, rng, sh, true);
+  }
+  const std::vector<shape> edges{{1, 20000, 130, 3, 3, 1, layout::col_major, 136},
+                                 {1, 20000, 64, 3, 3, 16, layout::row_major},
+                                 {2, 1500, 1, 4, 0, 1, layout::col_major, 8},
+                                 {1, 703, 200, 2, 0, 128, layout::col_major},
+                                 {2, 777, 72, 7, 2, 1, layout::row_major},
+                                 // enough (group, strip) tasks for several strips per block
+                                 {1, 2000, 2048, 256, 0, 1, layout::col_major},
+                                 {1, 1000, 2056, 256, 2, 16, layout::row_major}};
+  for (const shape& sh : edges) run_case<S, bf16, T>(check, rng, sh, true);
+  run_case<S, float, T>(check, rng, {2, 1200, 37, 5, 0, 16, layout::col_major, 40}, true);
+  run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 36}, true);
+  run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 72}, true);
+  run_case<S, bf16, T>(check, rng, {1, 2111, 72, 7, 0, 16, layout::col_major}, true, /*bad_offsets=*/true);
+  run_case<S, bf16, T>(check, rng, {1, 9000, 64, 3, 3, 1, layout::row_major}, false, /*bad_offsets=*/true);
+}
+
+template <spec S>
+void sweep_col_paths(fp8q_test::checker& check, std::mt19937_64& rng, const std::vector<shape>& shapes) {
+  col_path_cases<S, tuning{.path = gpu_path::group_col_tile}>(check, rng, shapes);
+  col_path_cases<S, tuning{.path = gpu_path::group_colwise}>(check, rng, shapes);
 }
 
 template <spec S>
@@ -228,6 +281,7 @@ void sweep(fp8q_test::checker& check, std::mt19937_64& rng) {
   run_case<S, float>(check, rng, shapes[8], true);
   run_case<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
   run_case<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+  if constexpr (by_rows) sweep_col_paths<S>(check, rng, shapes);
 }
 
 constexpr spec gcol_e4m3fn{.out = format::e4m3fn, .granularity = granularity::group_col,
@@ -249,7 +303,7 @@ constexpr spec grow_e5m2fnuz_sr{.out = format::e5m2fnuz, .granularity = granular
 
 // quantize_dual: grad_output (M x Na) and input (M x Nb) with one set of offsets, one launch,
 // against host::quantize_dual; both outputs guarded.
-template <spec S>
+template <spec S, tuning T = tuning{}>
 void dual_case(fp8q_test::checker& check, std::mt19937_64& rng, i64 M, i64 Na, i64 Nb, i64 G,
                i64 align) {
   const i64 cap = M + G * (align - 1);
@@ -278,7 +332,7 @@ void dual_case(fp8q_test::checker& check, std::mt19937_64& rng, i64 M, i64 Na, i
     const status hs = host::quantize_dual<S>(row_major<const bf16>(ia.h<bf16>(), M, Na), out(qa, sa, va, Na, false),
                                             row_major<const bf16>(ib.h<bf16>(), M, Nb), out(qb, sb, vb, Nb, false),
                                             {.groups = gh, .seed = seed});
-    const status ds = quantize_dual<S>(row_major<const bf16>(ia.d<bf16>(), M, Na), out(qa, sa, va, Na, true),
+    const status ds = quantize_dual<S, T>(row_major<const bf16>(ia.d<bf16>(), M, Na), out(qa, sa, va, Na, true),
                                        row_major<const bf16>(ib.d<bf16>(), M, Nb), out(qb, sb, vb, Nb, true),
                                        {.seed = seed, .groups = gd});
     cuda_ok(cudaDeviceSynchronize());
@@ -363,6 +417,13 @@ int main() {
   dual_case<gcol_e4m3fn>(check, rng, 2000, 96, 200, 7, 1);
   dual_case<gcol_e5m2_sr>(check, rng, 1500, 130, 64, 64, 16);
   dual_case<gcol_e4m3fnuz>(check, rng, 3000, 33, 33, 256, 128);
+  // by name: the tile (16-byte input lines: widths a multiple of 8 bf16), and the fallback
+  constexpr tuning tile{.path = gpu_path::group_col_tile}, any{.path = gpu_path::group_colwise};
+  dual_case<gcol_e4m3fn, tile>(check, rng, 2000, 96, 200, 7, 1);
+  dual_case<gcol_e5m2_sr, tile>(check, rng, 1500, 136, 64, 64, 16);
+  dual_case<gcol_e4m3fnuz, tile>(check, rng, 9000, 40, 72, 3, 128);
+  dual_case<gcol_e4m3fn, any>(check, rng, 2000, 96, 200, 7, 1);
+  dual_case<gcol_e5m2_sr, any>(check, rng, 1500, 130, 64, 64, 16);
   graph_and_repeats(check, rng);
   return check.finish();
 }

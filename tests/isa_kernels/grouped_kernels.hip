@@ -1,6 +1,7 @@
-// The per-group families (group_rowwise, group_colwise, the dual colwise launch) for AMD targets: every data format,
-// bf16/f16/f32 inputs. The checks in CMakeLists.txt require the offsets error word's relaxed
-// atomic OR and no cache write-back/invalidate around it on gfx942.
+// The per-group families (group_rowwise, group_col_tile, group_colwise, both dual colwise
+// launches) for AMD targets: every data format, bf16/f16/f32 inputs. The checks in
+// CMakeLists.txt require the offsets error word's relaxed atomic OR and no cache
+// write-back/invalidate around it on gfx942, and the tile's 16-byte loads.
 #include "fp8q/gpu/quantize.hpp"
 
 namespace {
@@ -12,9 +13,12 @@ constexpr spec grouped_spec{.out = F, .granularity = G, .store = stored_scale::b
 
 template <format F, class In>
 void both(matrix_view<const In> in, const gpu_args& a) {
+  constexpr tuning tile{.path = gpu_path::group_col_tile}, any{.path = gpu_path::group_colwise};
   (void)quantize<grouped_spec<F, granularity::group_row>>(in, {}, a);
-  (void)quantize<grouped_spec<F, granularity::group_col>>(in, {}, a);
-  (void)quantize_dual<grouped_spec<F, granularity::group_col>>(in, {}, in, {}, a);
+  (void)quantize<grouped_spec<F, granularity::group_col>>(in, {}, a);  // group_col_tile first
+  (void)quantize<grouped_spec<F, granularity::group_col>, any>(in, {}, a);
+  (void)quantize_dual<grouped_spec<F, granularity::group_col>, tile>(in, {}, in, {}, a);
+  (void)quantize_dual<grouped_spec<F, granularity::group_col>, any>(in, {}, in, {}, a);
 }
 
 template <class In>

@@ -76,16 +76,17 @@ template <spec S, tuning T = tuning{}, class In>
 
 /// Which family quantize<S, T>(in, out, ...) runs on the current device (*path), or the status
 /// the call would return before launching anything (bad_layout: a forced path that does not
-/// accept these views).
+/// accept these views). Grouped specs pass the call's args (its groups shape the views).
 template <spec S, tuning T = tuning{}, class In>
-[[nodiscard]] status chosen_path(matrix_view<const In> in, const quantized<S>& out, gpu_path* path) {
+[[nodiscard]] status chosen_path(matrix_view<const In> in, const quantized<S>& out, gpu_path* path,
+                                 const gpu_args& args = {}) {
   detail::gpu::check_gpu_spec<S>();
   if (path == nullptr) return status::null_pointer;
-  status st = validate_quantize(in, out, quantize_args{}, /*offsets_on_host=*/false);
+  status st = validate_quantize(in, out, detail::gpu::to_quantize_args(args), /*offsets_on_host=*/false);
   if (st != status::success) return st;
   const backend::device_facts* dev = nullptr;
   if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
-  const detail::gpu::problem<S, In> p{in, out, 0, dev};
+  const detail::gpu::problem<S, In> p{in, out, 0, dev, args.groups, args.error_word};
   const bool found = detail::gpu::choose<S, T>(p, [&](auto* f, const auto&) {
     *path = std::remove_pointer_t<decltype(f)>::name;
   });
@@ -137,7 +138,8 @@ template <spec S, tuning T = tuning{}, class In>
 /// Per-group colwise of two tensors with the same rows and the same device offsets in one launch
 /// (the MoE weight gradient: grad_output and input). Both are validated before anything is
 /// launched; the bytes are host::quantize_dual's. Offsets are checked and padded ends written
-/// once (they are the same for both).
+/// once (they are the same for both). Runs group_col_tile where it accepts both tensors, else
+/// group_colwise; T.path may force either (bad_layout where the tile does not accept them).
 template <spec S, tuning T = tuning{}, class In>
 [[nodiscard]] status quantize_dual(matrix_view<const In> in_a,  // [batch, M, N] In, any layout
                                    const quantized<S>& out_a,   // data + scales, device memory
@@ -159,6 +161,17 @@ template <spec S, tuning T = tuning{}, class In>
   const backend::device_facts* dev = nullptr;
   if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
   if (args.groups.count == 0) return status::success;
+  static_assert(T.path == gpu_path::automatic || T.path == gpu_path::group_col_tile ||
+                    T.path == gpu_path::group_colwise,
+                "fp8q: quantize_dual runs group_col_tile or group_colwise");
+  // the staged tile where it accepts both tensors, else the any-layout kernel
+  using tile = detail::gpu::group_col_tile<S, T, In>;
+  if constexpr (T.path != gpu_path::group_colwise) {
+    const detail::gpu::problem<S, In> pa{in_a, out_a, args.seed, dev, args.groups, args.error_word};
+    const detail::gpu::problem<S, In> pb{in_b, out_b, args.seed, dev, args.groups, nullptr};
+    if (tile::accepts(pa, nullptr) && tile::accepts(pb, nullptr)) return tile::enqueue_dual(pa, pb, args.stream);
+    if constexpr (T.path == gpu_path::group_col_tile) return status::bad_layout;
+  }
   using family = detail::gpu::group_colwise<S, T, In>;
   constexpr int w = detail::gpu::group_strip_cols;
   const std::int64_t strips = ((in_a.cols > in_b.cols ? in_a.cols : in_b.cols) + w - 1) / w;

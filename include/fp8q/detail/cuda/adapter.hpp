@@ -116,6 +116,30 @@ status launch(const device_facts& dev, bool dependent, dim3 grid, int threads, g
   return to_status(cudaLaunchKernelEx(&cfg, Kernel, args...));
 }
 
+/// Dynamic shared memory a block may take on `dev` (the opt-in maximum).
+inline int max_dynamic_shared(const device_facts& dev) { return dev.shared_optin; }
+
+/// Launch Kernel on `stream` with `smem` bytes of dynamic shared memory (an ordinary launch).
+/// Above the 48 KiB default the kernel's limit is raised once per device and kept, so a call
+/// costs no attribute query after the first.
+template <auto Kernel, class... A>
+status launch_shared(const device_facts& dev, dim3 grid, int threads, int smem, gpu_stream stream,
+                     const A&... args) {
+  static std::atomic<int> raised[32];  // per device: the limit set so far, 0 before the first
+  const bool keep = dev.device >= 0 && dev.device < 32;
+  if (smem > 48 * 1024 && (!keep || raised[dev.device].load(std::memory_order_relaxed) < smem)) {
+    if (cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+      return status::device_error;
+    if (keep) raised[dev.device].store(smem, std::memory_order_relaxed);
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = stream;
+  return to_status(cudaLaunchKernelEx(&cfg, Kernel, args...));
+}
+
 /// Wait until the kernels this one was launched after (launch, dependent) have finished and
 /// their writes are visible; returns at once for an ordinary launch and before sm_90.
 __device__ inline void wait_prior_grid() {
@@ -224,6 +248,12 @@ __device__ inline unsigned lanes_max(unsigned v) {
   }
   return v;
 }
+
+/// Lane shuffles of 64-bit values over a whole warp (every lane calls them): from lane - delta
+/// (a lane below delta keeps its own), from lane ^ mask, from lane src.
+__device__ inline long long wave_shfl_up(long long v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+__device__ inline long long wave_shfl_xor(long long v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+__device__ inline long long wave_shfl(long long v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 
 /// Thread-block clusters (sm_90+), for the one-pass colwise kernel. Device functions trap on an
 /// older architecture; launch() never starts a kernel whose binary is older than sm_90.

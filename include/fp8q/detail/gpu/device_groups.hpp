@@ -47,6 +47,45 @@ __device__ inline device_group group_bounds(const group_offsets& gs,  // ends: [
   return d;
 }
 
+/// group_bounds computed by one whole wave (every lane calls it and gets the result; lane =
+/// threadIdx.x % wave size), a wave's width of offsets per step: the clamp is a running max
+/// (c_k = min(max(0, ends[0..k]), extent)), so a step is a lane prefix max and a lane sum of the
+/// padded lengths, and G in the hundreds costs a few steps instead of G dependent iterations.
+__device__ inline device_group group_bounds_wave(const group_offsets& gs,  // ends: [count] device
+                                                 std::int64_t g, std::int64_t extent) {
+  const int w = backend::wave_size();
+  const int lane = static_cast<int>(threadIdx.x) % w;
+  const std::int64_t align = gs.align > 1 ? gs.align : 1;
+  device_group d{0, 0, 0, 0};
+  std::int64_t carry = 0;  // c of the step before (c_{-1} = 0)
+  std::int64_t out = 0;    // padded lines of the groups before the step
+  for (std::int64_t base = 0; base <= g; base += w) {
+    const std::int64_t k = base + lane;
+    long long m = k <= g ? static_cast<long long>(gs.ends[k]) : 0;
+    m = m > carry ? m : carry;
+    for (int o = 1; o < w; o <<= 1) {
+      const long long t = backend::wave_shfl_up(m, o);
+      if (lane >= o) m = m > t ? m : t;
+    }
+    const long long c = m < extent ? m : extent;
+    long long prev = backend::wave_shfl_up(c, 1);
+    if (lane == 0) prev = carry;
+    const long long lines = (c - prev + align - 1) / align * align;
+    long long sum = k < g ? lines : 0;
+    for (int o = 1; o < w; o <<= 1) sum += backend::wave_shfl_xor(sum, o);
+    if (g < base + w) {  // the step holding g
+      const int src = static_cast<int>(g - base);
+      const long long b = backend::wave_shfl(prev, src);
+      const long long e = backend::wave_shfl(c, src);
+      const long long l = backend::wave_shfl(lines, src);
+      d = {b, e, out + sum, out + sum + l};
+    }
+    out += sum;
+    carry = backend::wave_shfl(c, w - 1);
+  }
+  return d;
+}
+
 /// The error bits ends[g] alone raises (against its predecessor), for the one block of each
 /// group that checks it.
 __device__ inline std::uint32_t offset_error_bits(const group_offsets& gs, std::int64_t g,

@@ -76,6 +76,18 @@ status launch(const device_facts& /*dev*/, bool /*dependent*/, dim3 grid, int th
   return last_launch_status();
 }
 
+/// Dynamic LDS a workgroup may take on `dev`.
+inline int max_dynamic_shared(const device_facts& dev) { return dev.shared_bytes; }
+
+/// Launch Kernel on `stream` with `smem` bytes of dynamic LDS (an ordinary launch; HIP needs no
+/// attribute for any LDS size the device has).
+template <auto Kernel, class... A>
+status launch_shared(const device_facts& /*dev*/, dim3 grid, int threads, int smem, gpu_stream stream,
+                     const A&... args) {
+  Kernel<<<grid, threads, static_cast<std::size_t>(smem), stream>>>(args...);
+  return last_launch_status();
+}
+
 /// Nothing to wait for: every launch on HIP is ordinary (see launch).
 __device__ inline void wait_prior_grid() {}
 
@@ -169,6 +181,12 @@ __device__ inline unsigned lanes_max(unsigned v) {
   }
   return v;
 }
+
+/// Lane shuffles of 64-bit values over a whole wave (every lane calls them): from lane - delta
+/// (a lane below delta keeps its own), from lane ^ mask, from lane src.
+__device__ inline long long wave_shfl_up(long long v, int delta) { return __shfl_up(v, static_cast<unsigned>(delta)); }
+__device__ inline long long wave_shfl_xor(long long v, int mask) { return __shfl_xor(v, mask); }
+__device__ inline long long wave_shfl(long long v, int src) { return __shfl(v, src); }
 
 /// Cooperative launches: every block of the grid resident at once, or no launch.
 struct cooperative_api {
