@@ -8,7 +8,11 @@
 // line, lines past the last end, adversarial values (NaN, +-Inf, 0, -0, subnormals, ties), padded
 // outputs (align 16 and 128), bad device offsets (clamped like device_groups.hpp says; compared
 // with the host run on the clamped offsets; the error word's bits), graph capture and replay,
-// and 10 repeated runs giving identical bytes.
+// and 10 repeated runs giving identical bytes. Per-group rowwise runs every path by name too
+// (group_row_fused, group_rowwise) on every shape the path accepts, with shapes at the fused
+// family's edges: padded leading dimensions (N not a multiple of the unit, N = 1), rows longer
+// than its registers, G above its cap and unaligned lines (the walk takes group_rowwise, the
+// forced path returns bad_layout).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "../support/gpu_test.hpp"
@@ -130,11 +135,18 @@ struct shape {
   int pattern;
   i64 align;
   layout out_order;
+  i64 in_pad = 0;   // input leading dimension = N + in_pad (row-major)
+  i64 out_pad = 0;  // output leading dimension = its line length + out_pad
 };
 
-template <spec S, class In>
+// Cases each forced group_row path ran (it must run on some, and decline the rest cleanly).
+int ran_by_path[256] = {};
+
+template <spec S, class In, tuning T = tuning{}>
+// walk: the path the automatic walk must choose (automatic: not checked); a forced path must
+// then accept the views exactly when the walk chooses it.
 void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
-              bool bad_offsets = false) {
+              bool bad_offsets = false, gpu_path walk = gpu_path::automatic) {
   constexpr bool by_rows = S.granularity == granularity::group_col;
   const i64 extent = by_rows ? sh.M : sh.N;
   const i64 cap = extent + sh.G * (sh.align - 1);
@@ -150,10 +162,14 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   }
   const std::vector<std::int32_t> host_ends = bad_offsets ? clamped(ends, extent) : ends;
 
-  arena in(sh.B * sh.M * sh.N * static_cast<i64>(sizeof(In)));
-  std::memcpy(in.h<In>(), x.data(), x.size() * sizeof(In));
-  cuda_ok(cudaMemcpy(in.d<In>(), x.data(), x.size() * sizeof(In), cudaMemcpyHostToDevice));
-  arena q(sh.B * Mo * No), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
+  const i64 ldi = sh.N + sh.in_pad;
+  const i64 ldo = (sh.out_order == layout::row_major ? No : Mo) + sh.out_pad;
+  const i64 out_item = (sh.out_order == layout::row_major ? Mo : No) * ldo;
+  arena in(sh.B * sh.M * ldi * static_cast<i64>(sizeof(In)));
+  for (i64 line = 0; line < sh.B * sh.M; ++line)  // the padding elements keep the arena's bytes
+    std::memcpy(in.h<In>() + line * ldi, x.data() + line * sh.N, static_cast<std::size_t>(sh.N) * sizeof(In));
+  cuda_ok(cudaMemcpy(in.dev, in.host.data(), in.host.size(), cudaMemcpyHostToDevice));
+  arena q(sh.B * out_item), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
   arena ends_h(sh.G * 4 + 4), err(4);
   std::memcpy(ends_h.h<std::int32_t>(), host_ends.data(), host_ends.size() * 4);
   cuda_ok(cudaMemcpy(ends_h.d<std::int32_t>(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice));
@@ -162,31 +178,52 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
     std::uint8_t* qb = dev ? q.d<std::uint8_t>() : q.h<std::uint8_t>();
     auto* data = reinterpret_cast<fp8<S.out>*>(qb);
     quantized<S> o{};
-    o.data = batched(sh.out_order == layout::row_major ? row_major(data, Mo, No) : col_major(data, Mo, No), sh.B);
+    o.data = batched(sh.out_order == layout::row_major ? row_major(data, Mo, No, ldo) : col_major(data, Mo, No, ldo), sh.B);
     if constexpr (stores_multiplier(S)) o.scale = batched(row_major(dev ? s.d<float>() : s.h<float>(), sh.G, sc), sh.B);
     if constexpr (stores_inverse(S)) o.inverse = batched(row_major(dev ? inv.d<float>() : inv.h<float>(), sh.G, sc), sh.B);
     return o;
   };
-  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N), sh.B);
-  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N), sh.B);
+  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N, ldi), sh.B);
+  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N, ldi), sh.B);
   const std::uint64_t seed = rng();
   const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
   const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
 
-  char what[256];
-  std::snprintf(what, sizeof what, "%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld %s%s%s",
+  if constexpr (T.path != gpu_path::automatic) {  // a forced path runs only where it accepts
+    gpu_path chosen{};
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen);
+    if (cs == status::bad_layout) {
+      const status qs = quantize<S, T>(in_d, views(true), {.seed = seed, .groups = gd});
+      FP8Q_TEST_CHECK(check, qs == status::bad_layout && (walk == gpu_path::automatic || walk != T.path));
+      return;
+    }
+    FP8Q_TEST_CHECK(check, cs == status::success && chosen == T.path &&
+                               (walk == gpu_path::automatic || walk == T.path || T.path == gpu_path::group_rowwise));
+    ++ran_by_path[static_cast<int>(T.path)];
+  } else if (walk != gpu_path::automatic) {
+    gpu_path chosen{};
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen);
+    if (cs != status::success || chosen != walk)
+      std::printf("  walk: %s, chose path %d (want %d)\n", to_string(cs), static_cast<int>(chosen), static_cast<int>(walk));
+    FP8Q_TEST_CHECK(check, cs == status::success && chosen == walk);
+  }
+  char what[320];
+  std::snprintf(what, sizeof what, "%s%s%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld ld+%lld/+%lld %s%s%s",
+                T.path == gpu_path::automatic ? "" : "path ",
+                T.path == gpu_path::group_row_fused ? "group_row_fused "
+                : T.path == gpu_path::group_rowwise ? "group_rowwise " : "",
                 to_string(S.granularity), to_string(S.out),
                 std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16",
                 static_cast<long long>(sh.B), static_cast<long long>(sh.M), static_cast<long long>(sh.N),
                 static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
-                sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
+                static_cast<long long>(sh.in_pad), static_cast<long long>(sh.out_pad), sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
                 bad_offsets ? " bad-offsets" : "");
   for (const std::uint8_t pattern : {gpu_check::poison_a, gpu_check::poison_b}) {
     for (arena* a : {&q, &s, &inv, &pe}) a->poison(pattern);
     err.poison(0);
     const status hs = host::quantize<S>(in_h, views(false), {.groups = gh, .seed = seed});
-    const status ds = quantize<S>(in_d, views(true),
-                                  {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
+    const status ds = quantize<S, T>(in_d, views(true),
+                                     {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
     cuda_ok(cudaDeviceSynchronize());
     const i64 dq = q.diff(), ds_ = s.diff(), di = inv.diff(), dp = pe.diff();
     std::uint32_t got_error = 0;
@@ -201,6 +238,45 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
                   got_error, want_error);
     FP8Q_TEST_CHECK(check, ok);
   }
+}
+
+constexpr tuning fused_path{.path = gpu_path::group_row_fused};
+constexpr tuning block_path{.path = gpu_path::group_rowwise};
+
+// One case on the automatic walk, then on every path by name (group_row), or the walk alone.
+template <spec S, class In>
+void every_path(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
+                bool bad_offsets = false, gpu_path walk = gpu_path::automatic) {
+  run_case<S, In>(check, rng, sh, specials, bad_offsets, walk);
+  if constexpr (S.granularity == granularity::group_row) {
+    run_case<S, In, fused_path>(check, rng, sh, specials, bad_offsets, walk);
+    run_case<S, In, block_path>(check, rng, sh, specials, bad_offsets, walk);
+  }
+}
+
+// group_row shapes at group_row_fused's edges, with the path the walk must take on each.
+template <spec S>
+void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
+  constexpr layout row = layout::row_major;
+  constexpr gpu_path fused = gpu_path::group_row_fused, block = gpu_path::group_rowwise;
+  const std::vector<std::pair<shape, gpu_path>> edges = {
+      {{1, 70, 2112, 7, 0, 1, row}, fused},          // aligned lines, boundaries inside units
+      {{2, 33, 776, 7, 2, 1, row}, fused},           // batches; groups of 1 column, an empty one
+      {{1, 64, 1504, 64, 0, 1, row}, fused},
+      {{1, 40, 3000, 256, 1, 1, row}, fused},        // G = 256, one group holds every column
+      {{1, 9, 40000, 16, 0, 1, row}, fused},         // longer than the registers hold
+      {{1, 31, 1001, 5, 2, 1, row, 7, 7}, fused},    // N % 8 != 0 on padded lines
+      {{1, 1, 1, 1, 0, 1, row, 7, 7}, fused},        // N = 1, M = 1
+      {{1, 50, 1000, 9, 2, 16, row, 0, 1}, fused},   // align 16 (output ld 1136)
+      {{2, 65, 600, 7, 0, 128, row, 0, 7}, fused},   // align 128 (output ld 1496)
+      {{1, 8, 4096, 1500, 0, 1, row}, block},        // G above the fused cap
+      {{1, 20, 512, 9, 0, 1, row, 1, 0}, block},     // input lines not 16-byte aligned
+  };
+  for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
+  for (const int k : {0, 5, 8}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
+  every_path<S, f16>(check, rng, edges[1].first, true, false, edges[1].second);
+  every_path<S, bf16>(check, rng, edges[0].first, true, /*bad_offsets=*/true, edges[0].second);
+  every_path<S, bf16>(check, rng, edges[7].first, false, /*bad_offsets=*/true, edges[7].second);
 }
 
 template <spec S>
@@ -220,14 +296,15 @@ void sweep(fp8q_test::checker& check, std::mt19937_64& rng) {
                            {1, 40, 3000, 256, 0, 1, layout::col_major}, {1, 31, 900, 5, 1, 1, layout::row_major},
                            {1, 50, 1000, 9, 2, 16, layout::row_major}, {2, 65, 600, 7, 0, 128, layout::col_major}};
   for (const shape& sh : shapes) {
-    run_case<S, bf16>(check, rng, sh, false);
-    run_case<S, bf16>(check, rng, sh, true);
+    every_path<S, bf16>(check, rng, sh, false);
+    every_path<S, bf16>(check, rng, sh, true);
   }
-  run_case<S, f16>(check, rng, shapes[3], true);
-  run_case<S, float>(check, rng, shapes[4], true);
-  run_case<S, float>(check, rng, shapes[8], true);
-  run_case<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
-  run_case<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+  every_path<S, f16>(check, rng, shapes[3], true);
+  every_path<S, float>(check, rng, shapes[4], true);
+  every_path<S, float>(check, rng, shapes[8], true);
+  every_path<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
+  every_path<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+  if constexpr (!by_rows) fused_edges<S>(check, rng);
 }
 
 constexpr spec gcol_e4m3fn{.out = format::e4m3fn, .granularity = granularity::group_col,
@@ -364,5 +441,8 @@ int main() {
   dual_case<gcol_e5m2_sr>(check, rng, 1500, 130, 64, 64, 16);
   dual_case<gcol_e4m3fnuz>(check, rng, 3000, 33, 33, 256, 128);
   graph_and_repeats(check, rng);
+  // every group_row path ran on some shapes (and declined the others with bad_layout)
+  FP8Q_TEST_CHECK(check, ran_by_path[static_cast<int>(gpu_path::group_row_fused)] > 0 &&
+                             ran_by_path[static_cast<int>(gpu_path::group_rowwise)] > 0);
   return check.finish();
 }
