@@ -1,6 +1,8 @@
-// The per-group families (group_rowwise, group_colwise, the dual colwise launch) for AMD targets: every data format,
-// bf16/f16/f32 inputs. The checks in CMakeLists.txt require the offsets error word's relaxed
-// atomic OR and no cache write-back/invalidate around it on gfx942.
+// The per-group families (group_row_fused, group_rowwise, group_colwise, the dual colwise launch) for AMD targets:
+// every data format, bf16/f16/f32 inputs. The checks in CMakeLists.txt require the offsets error word's relaxed
+// atomic OR and no cache write-back/invalidate around it on gfx942, and group_row_fused's 16-byte loads and
+// LDS atomic max. The automatic walk instantiates every family of its path list (group_row_fused with each
+// of its register fits, and group_rowwise), so one call per granularity compiles them all.
 #include "fp8q/gpu/quantize.hpp"
 
 namespace {
