@@ -44,6 +44,8 @@ enum class gpu_path : std::uint8_t {
   col_cluster,        ///< colwise: one pass on thread-block clusters (NVIDIA sm_90+; opt-in)
   tiled,              ///< any granularity, any layouts: two launches through shared-memory tiles
   group_rowwise,      ///< per-group rowwise (groups along columns): a block per row, any layouts
+  group_row_fused,    ///< per-group rowwise: each row read once, kept in registers (row-major in
+                      ///< and out, 16-byte aligned input lines, G <= 1024)
   group_colwise,      ///< per-group colwise (groups along rows): a block per (group, 32-column
                       ///< strip), any layouts
   group_col_tile,     ///< per-group colwise: each group's 128-byte column strips staged in a

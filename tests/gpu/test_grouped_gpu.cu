@@ -8,7 +8,14 @@
 // line, lines past the last end, adversarial values (NaN, +-Inf, 0, -0, subnormals, ties), padded
 // outputs (align 16 and 128), bad device offsets (clamped like device_groups.hpp says; compared
 // with the host run on the clamped offsets; the error word's bits), graph capture and replay,
-// and 10 repeated runs giving identical bytes.
+// and 10 repeated runs giving identical bytes. Per-group rowwise runs every path by name too
+// (group_row_fused, group_rowwise) on every shape the path accepts, with shapes at the fused
+// family's edges: padded leading dimensions (N not a multiple of the unit, N = 1), rows longer
+// than its registers, G above its cap and unaligned lines (the walk takes group_rowwise, the
+// forced path returns bad_layout). Per-group colwise runs group_col_tile and group_colwise by name
+// on every shape, again with 16-byte input lines (which the tile needs), and at the tile's edges:
+// groups longer than the tile (two passes), N = 1, tail strips, several strips per block; the
+// dual launch through both.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "../support/gpu_test.hpp"
@@ -99,14 +107,14 @@ std::vector<std::int32_t> make_ends(std::mt19937_64& rng, i64 G, i64 extent, int
   if (pattern == 1) {  // one group holds every line, the others are empty
     std::fill(e.begin(), e.end(), static_cast<std::int32_t>(extent));
     for (i64 g = 0; g < G / 2; ++g) e[static_cast<std::size_t>(g)] = 0;
-  } else if (pattern == 3 && G == 3) {  // one group of 3/4 of the lines: longer than any tile
-    e = {static_cast<std::int32_t>(extent / 10), static_cast<std::int32_t>(extent / 10 + extent * 3 / 4),
-         static_cast<std::int32_t>(extent * 9 / 10)};
   } else if (pattern == 2 && G >= 4) {  // groups of one line, then an empty one, then the rest
     e[0] = 1;
     e[1] = 2;
     e[2] = 2;
     for (std::size_t g = 3; g < e.size(); ++g) e[g] = std::max(e[g], e[g - 1]);
+  } else if (pattern == 3 && G == 3) {  // one group of 3/4 of the lines: longer than any tile
+    e = {static_cast<std::int32_t>(extent / 10), static_cast<std::int32_t>(extent / 10 + extent * 3 / 4),
+         static_cast<std::int32_t>(extent * 9 / 10)};
   }
   if (pattern != 1 && pattern != 3 && G > 1) {  // lines past the last end: every end at most 9/10 of the extent
     const auto cap = static_cast<std::int32_t>(extent * 9 / 10);
@@ -133,19 +141,24 @@ struct shape {
   int pattern;
   i64 align;
   layout out_order;
-  i64 in_ld = 0;  // the input's leading dimension (0: N, dense)
+  i64 in_pad = 0;   // input leading dimension = N + in_pad (row-major)
+  i64 out_pad = 0;  // output leading dimension = its line length + out_pad
 };
 
+// Cases each forced group_row path ran (it must run on some, and decline the rest cleanly).
+int ran_by_path[256] = {};
+
 template <spec S, class In, tuning T = tuning{}>
+// walk: the path the automatic walk must choose (automatic: not checked); a forced path must
+// then accept the views exactly when the walk chooses it.
 void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
-              bool bad_offsets = false) {
+              bool bad_offsets = false, gpu_path walk = gpu_path::automatic) {
   constexpr bool by_rows = S.granularity == granularity::group_col;
-  const i64 ld = sh.in_ld > 0 ? sh.in_ld : sh.N;
   const i64 extent = by_rows ? sh.M : sh.N;
   const i64 cap = extent + sh.G * (sh.align - 1);
   const i64 Mo = by_rows ? cap : sh.M, No = by_rows ? sh.N : cap;
   const i64 sc = by_rows ? sh.N : sh.M;
-  const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * ld, specials);
+  const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * sh.N, specials);
   std::vector<std::int32_t> ends = make_ends(rng, sh.G, extent, sh.pattern);
   std::uint32_t want_error = 0;
   if (bad_offsets && sh.G >= 3) {
@@ -155,10 +168,14 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   }
   const std::vector<std::int32_t> host_ends = bad_offsets ? clamped(ends, extent) : ends;
 
-  arena in(sh.B * sh.M * ld * static_cast<i64>(sizeof(In)));
-  std::memcpy(in.h<In>(), x.data(), x.size() * sizeof(In));
-  cuda_ok(cudaMemcpy(in.d<In>(), x.data(), x.size() * sizeof(In), cudaMemcpyHostToDevice));
-  arena q(sh.B * Mo * No), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
+  const i64 ldi = sh.N + sh.in_pad;
+  const i64 ldo = (sh.out_order == layout::row_major ? No : Mo) + sh.out_pad;
+  const i64 out_item = (sh.out_order == layout::row_major ? Mo : No) * ldo;
+  arena in(sh.B * sh.M * ldi * static_cast<i64>(sizeof(In)));
+  for (i64 line = 0; line < sh.B * sh.M; ++line)  // the padding elements keep the arena's bytes
+    std::memcpy(in.h<In>() + line * ldi, x.data() + line * sh.N, static_cast<std::size_t>(sh.N) * sizeof(In));
+  cuda_ok(cudaMemcpy(in.dev, in.host.data(), in.host.size(), cudaMemcpyHostToDevice));
+  arena q(sh.B * out_item), s(sh.B * sh.G * sc * 4), inv(sh.B * sh.G * sc * 4), pe(sh.G * 4 + 4);
   arena ends_h(sh.G * 4 + 4), err(4);
   std::memcpy(ends_h.h<std::int32_t>(), host_ends.data(), host_ends.size() * 4);
   cuda_ok(cudaMemcpy(ends_h.d<std::int32_t>(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice));
@@ -167,35 +184,56 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
     std::uint8_t* qb = dev ? q.d<std::uint8_t>() : q.h<std::uint8_t>();
     auto* data = reinterpret_cast<fp8<S.out>*>(qb);
     quantized<S> o{};
-    o.data = batched(sh.out_order == layout::row_major ? row_major(data, Mo, No) : col_major(data, Mo, No), sh.B);
+    o.data = batched(sh.out_order == layout::row_major ? row_major(data, Mo, No, ldo) : col_major(data, Mo, No, ldo), sh.B);
     if constexpr (stores_multiplier(S)) o.scale = batched(row_major(dev ? s.d<float>() : s.h<float>(), sh.G, sc), sh.B);
     if constexpr (stores_inverse(S)) o.inverse = batched(row_major(dev ? inv.d<float>() : inv.h<float>(), sh.G, sc), sh.B);
     return o;
   };
-  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N, ld), sh.B);
-  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N, ld), sh.B);
+  const auto in_h = batched(row_major<const In>(in.h<In>(), sh.M, sh.N, ldi), sh.B);
+  const auto in_d = batched(row_major<const In>(in.d<In>(), sh.M, sh.N, ldi), sh.B);
   const std::uint64_t seed = rng();
   const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
   const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
-  // the staged family takes 16-byte aligned input lines only: elsewhere, forced, bad_layout, and
-  // the automatic walk falls back to group_colwise
-  const bool tile_takes = (ld * static_cast<i64>(sizeof(In))) % 16 == 0;
+
+  // group_col_tile takes 16-byte aligned input lines only: elsewhere, forced, bad_layout, and the
+  // automatic walk falls back to group_colwise
+  const bool tile_takes = (ldi * static_cast<i64>(sizeof(In))) % 16 == 0;
   if constexpr (by_rows) {
     gpu_path chosen{};
     const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, {.groups = gd}) == status::success &&
                          chosen == (tile_takes ? gpu_path::group_col_tile : gpu_path::group_colwise);
     FP8Q_TEST_CHECK(check, walk_ok);
   }
-
-  char what[256];
-  std::snprintf(what, sizeof what, "%s %s %s %s B=%lld M=%lld N=%lld ld=%lld G=%lld pattern=%d align=%lld %s%s%s",
+  if constexpr (T.path != gpu_path::automatic) {  // a forced path runs only where it accepts
+    gpu_path chosen{};
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, {.groups = gd});
+    if (cs == status::bad_layout) {
+      const status qs = quantize<S, T>(in_d, views(true), {.seed = seed, .groups = gd});
+      FP8Q_TEST_CHECK(check, qs == status::bad_layout && (walk == gpu_path::automatic || walk != T.path));
+      return;
+    }
+    FP8Q_TEST_CHECK(check, cs == status::success && chosen == T.path &&
+                               (walk == gpu_path::automatic || walk == T.path || T.path == gpu_path::group_rowwise));
+    ++ran_by_path[static_cast<int>(T.path)];
+  } else if (walk != gpu_path::automatic) {
+    gpu_path chosen{};
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, {.groups = gd});
+    if (cs != status::success || chosen != walk)
+      std::printf("  walk: %s, chose path %d (want %d)\n", to_string(cs), static_cast<int>(chosen), static_cast<int>(walk));
+    FP8Q_TEST_CHECK(check, cs == status::success && chosen == walk);
+  }
+  char what[320];
+  std::snprintf(what, sizeof what, "%s%s%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld ld+%lld/+%lld %s%s%s",
+                T.path == gpu_path::automatic ? "" : "path ",
+                T.path == gpu_path::group_row_fused ? "group_row_fused "
+                : T.path == gpu_path::group_rowwise ? "group_rowwise "
+                : T.path == gpu_path::group_col_tile ? "group_col_tile "
+                : T.path == gpu_path::group_colwise ? "group_colwise " : "",
                 to_string(S.granularity), to_string(S.out),
-                T.path == gpu_path::group_col_tile ? "group_col_tile"
-                : T.path == gpu_path::group_colwise ? "group_colwise" : "auto",
                 std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16",
                 static_cast<long long>(sh.B), static_cast<long long>(sh.M), static_cast<long long>(sh.N),
-                static_cast<long long>(ld), static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
-                sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
+                static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
+                static_cast<long long>(sh.in_pad), static_cast<long long>(sh.out_pad), sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
                 bad_offsets ? " bad-offsets" : "");
   for (const std::uint8_t pattern : {gpu_check::poison_a, gpu_check::poison_b}) {
     for (arena* a : {&q, &s, &inv, &pe}) a->poison(pattern);
@@ -224,6 +262,45 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   }
 }
 
+constexpr tuning fused_path{.path = gpu_path::group_row_fused};
+constexpr tuning block_path{.path = gpu_path::group_rowwise};
+
+// One case on the automatic walk, then on every path by name (group_row), or the walk alone.
+template <spec S, class In>
+void every_path(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
+                bool bad_offsets = false, gpu_path walk = gpu_path::automatic) {
+  run_case<S, In>(check, rng, sh, specials, bad_offsets, walk);
+  if constexpr (S.granularity == granularity::group_row) {
+    run_case<S, In, fused_path>(check, rng, sh, specials, bad_offsets, walk);
+    run_case<S, In, block_path>(check, rng, sh, specials, bad_offsets, walk);
+  }
+}
+
+// group_row shapes at group_row_fused's edges, with the path the walk must take on each.
+template <spec S>
+void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
+  constexpr layout row = layout::row_major;
+  constexpr gpu_path fused = gpu_path::group_row_fused, block = gpu_path::group_rowwise;
+  const std::vector<std::pair<shape, gpu_path>> edges = {
+      {{1, 70, 2112, 7, 0, 1, row}, fused},          // aligned lines, boundaries inside units
+      {{2, 33, 776, 7, 2, 1, row}, fused},           // batches; groups of 1 column, an empty one
+      {{1, 64, 1504, 64, 0, 1, row}, fused},
+      {{1, 40, 3000, 256, 1, 1, row}, fused},        // G = 256, one group holds every column
+      {{1, 9, 40000, 16, 0, 1, row}, fused},         // longer than the registers hold
+      {{1, 31, 1001, 5, 2, 1, row, 7, 7}, fused},    // N % 8 != 0 on padded lines
+      {{1, 1, 1, 1, 0, 1, row, 7, 7}, fused},        // N = 1, M = 1
+      {{1, 50, 1000, 9, 2, 16, row, 0, 1}, fused},   // align 16 (output ld 1136)
+      {{2, 65, 600, 7, 0, 128, row, 0, 7}, fused},   // align 128 (output ld 1496)
+      {{1, 8, 4096, 1500, 0, 1, row}, block},        // G above the fused cap
+      {{1, 20, 512, 9, 0, 1, row, 1, 0}, block},     // input lines not 16-byte aligned
+  };
+  for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
+  for (const int k : {0, 5, 8}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
+  every_path<S, f16>(check, rng, edges[1].first, true, false, edges[1].second);
+  every_path<S, bf16>(check, rng, edges[0].first, true, /*bad_offsets=*/true, edges[0].second);
+  every_path<S, bf16>(check, rng, edges[7].first, false, /*bad_offsets=*/true, edges[7].second);
+}
+
 // Every group_col path by name on every shape, the same shapes with 16-byte aligned input lines
 // (so that group_col_tile takes them), and the tile's own edges: a group longer than the tile
 // (two passes), N = 1, tail strips, f32, batches, padded outputs, bad offsets.
@@ -231,21 +308,21 @@ template <spec S, tuning T>
 void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::vector<shape>& shapes) {
   for (shape sh : shapes) {
     run_case<S, bf16, T>(check, rng, sh, true);
-    sh.in_ld = (sh.N + 7) / 8 * 8;  // 16-byte lines of bf16
+    sh.in_pad = (sh.N + 7) / 8 * 8 - sh.N;  // 16-byte lines of bf16
     run_case<S, bf16, T>(check, rng, sh, true);
   }
-  const std::vector<shape> edges{{1, 20000, 130, 3, 3, 1, layout::col_major, 136},
+  const std::vector<shape> edges{{1, 20000, 130, 3, 3, 1, layout::col_major, 6},
                                  {1, 20000, 64, 3, 3, 16, layout::row_major},
-                                 {2, 1500, 1, 4, 0, 1, layout::col_major, 8},
+                                 {2, 1500, 1, 4, 0, 1, layout::col_major, 7},
                                  {1, 703, 200, 2, 0, 128, layout::col_major},
                                  {2, 777, 72, 7, 2, 1, layout::row_major},
                                  // enough (group, strip) tasks for several strips per block
                                  {1, 2000, 2048, 256, 0, 1, layout::col_major},
                                  {1, 1000, 2056, 256, 2, 16, layout::row_major}};
   for (const shape& sh : edges) run_case<S, bf16, T>(check, rng, sh, true);
-  run_case<S, float, T>(check, rng, {2, 1200, 37, 5, 0, 16, layout::col_major, 40}, true);
-  run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 36}, true);
-  run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 72}, true);
+  run_case<S, float, T>(check, rng, {2, 1200, 37, 5, 0, 16, layout::col_major, 3}, true);
+  run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 3}, true);
+  run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 2}, true);
   run_case<S, bf16, T>(check, rng, {1, 2111, 72, 7, 0, 16, layout::col_major}, true, /*bad_offsets=*/true);
   run_case<S, bf16, T>(check, rng, {1, 9000, 64, 3, 3, 1, layout::row_major}, false, /*bad_offsets=*/true);
 }
@@ -273,14 +350,15 @@ void sweep(fp8q_test::checker& check, std::mt19937_64& rng) {
                            {1, 40, 3000, 256, 0, 1, layout::col_major}, {1, 31, 900, 5, 1, 1, layout::row_major},
                            {1, 50, 1000, 9, 2, 16, layout::row_major}, {2, 65, 600, 7, 0, 128, layout::col_major}};
   for (const shape& sh : shapes) {
-    run_case<S, bf16>(check, rng, sh, false);
-    run_case<S, bf16>(check, rng, sh, true);
+    every_path<S, bf16>(check, rng, sh, false);
+    every_path<S, bf16>(check, rng, sh, true);
   }
-  run_case<S, f16>(check, rng, shapes[3], true);
-  run_case<S, float>(check, rng, shapes[4], true);
-  run_case<S, float>(check, rng, shapes[8], true);
-  run_case<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
-  run_case<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+  every_path<S, f16>(check, rng, shapes[3], true);
+  every_path<S, float>(check, rng, shapes[4], true);
+  every_path<S, float>(check, rng, shapes[8], true);
+  every_path<S, bf16>(check, rng, shapes[3], false, /*bad_offsets=*/true);
+  every_path<S, bf16>(check, rng, shapes[8], true, /*bad_offsets=*/true);
+  if constexpr (!by_rows) fused_edges<S>(check, rng);
   if constexpr (by_rows) sweep_col_paths<S>(check, rng, shapes);
 }
 
@@ -425,5 +503,8 @@ int main() {
   dual_case<gcol_e4m3fn, any>(check, rng, 2000, 96, 200, 7, 1);
   dual_case<gcol_e5m2_sr, any>(check, rng, 1500, 130, 64, 64, 16);
   graph_and_repeats(check, rng);
+  // every group_row path ran on some shapes (and declined the others with bad_layout)
+  FP8Q_TEST_CHECK(check, ran_by_path[static_cast<int>(gpu_path::group_row_fused)] > 0 &&
+                             ran_by_path[static_cast<int>(gpu_path::group_rowwise)] > 0);
   return check.finish();
 }

@@ -1,7 +1,9 @@
-// The per-group families (group_rowwise, group_col_tile, group_colwise, both dual colwise
-// launches) for AMD targets: every data format, bf16/f16/f32 inputs. The checks in
+// The per-group families (group_row_fused, group_rowwise, group_col_tile, group_colwise, both
+// dual colwise launches) for AMD targets: every data format, bf16/f16/f32 inputs. The checks in
 // CMakeLists.txt require the offsets error word's relaxed atomic OR and no cache
-// write-back/invalidate around it on gfx942, and the tile's 16-byte loads.
+// write-back/invalidate around it on gfx942, the 16-byte loads of group_col_tile and
+// group_row_fused, and group_row_fused's LDS atomic max. The automatic walk instantiates every
+// family of its path list, so one call per granularity compiles them all.
 #include "fp8q/gpu/quantize.hpp"
 
 namespace {

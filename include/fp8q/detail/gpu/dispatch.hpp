@@ -11,6 +11,7 @@
 #include "fp8q/detail/gpu/families/col_streaming.hpp"
 #include "fp8q/detail/gpu/families/group_col_tile.hpp"
 #include "fp8q/detail/gpu/families/group_colwise.hpp"
+#include "fp8q/detail/gpu/families/group_row_fused.hpp"
 #include "fp8q/detail/gpu/families/group_rowwise.hpp"
 #include "fp8q/detail/gpu/families/rowwise.hpp"
 #include "fp8q/detail/gpu/families/tensor_single.hpp"
@@ -42,7 +43,7 @@ struct paths<granularity::row> : path_list<row_wave, row_block, tiled> {};
 template <>
 struct paths<granularity::col> : path_list<col_cluster, col_relay, col_streaming, tiled> {};
 template <>
-struct paths<granularity::group_row> : path_list<group_rowwise> {};
+struct paths<granularity::group_row> : path_list<group_row_fused, group_rowwise> {};
 template <>
 struct paths<granularity::group_col> : path_list<group_col_tile, group_colwise> {};
 

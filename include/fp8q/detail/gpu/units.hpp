@@ -122,20 +122,32 @@ __device__ inline void load_units(const In* src, std::int64_t first, std::int64_
     if (first + i * stride < units) w[i] = load_unit<In, U>(src + (first + i * stride) * U);
 }
 
-// Scale, encode and store one unit: dst [U] FP8 bytes; index(k): element k's logical index.
+// Scale and encode one unit of whole words (U a multiple of 4): w, U / 4 little-endian words
+// of codes (tile.hpp's encode_words packs four at a time); index(k): element k's logical index.
 template <spec S, tuning T, class In, int U, class IndexFn>
-__device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t* dst,
-                                 std::uint64_t seed, IndexFn index) {
+__device__ inline void encode_unit_words(const unit_raw<In, U>& r, float s, std::uint32_t (&w)[U / 4],
+                                         std::uint64_t seed, IndexFn index) {
+  static_assert(U % 4 == 0, "whole words");
   float y[U];
   widen_unit<In, U>(r, y);
 #pragma unroll
   for (int k = 0; k < U; ++k) y[k] *= s;
+  encode_words<S, T>(y, w, seed, index);
+}
+
+// Scale, encode and store one unit: dst [U] FP8 bytes; index(k): element k's logical index.
+template <spec S, tuning T, class In, int U, class IndexFn>
+__device__ inline void cast_unit(const unit_raw<In, U>& r, float s, std::uint8_t* dst,
+                                 std::uint64_t seed, IndexFn index) {
   if constexpr (U % 4 == 0) {
-    // whole words: the encoders pack four codes at a time (tile.hpp's encode_words)
     std::uint32_t w[U / 4];
-    encode_words<S, T>(y, w, seed, index);
+    encode_unit_words<S, T, In, U>(r, s, w, seed, index);
     store_words<U / 4>(dst, w);
   } else {
+    float y[U];
+    widen_unit<In, U>(r, y);
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] *= s;
     std::uint8_t q[U];
     encode_n<S, T>(y, q, seed, index);
     store_bytes<U>(dst, q);

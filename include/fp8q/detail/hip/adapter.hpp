@@ -188,6 +188,35 @@ __device__ inline long long wave_shfl_up(long long v, int delta) { return __shfl
 __device__ inline long long wave_shfl_xor(long long v, int mask) { return __shfl_xor(v, mask); }
 __device__ inline long long wave_shfl(long long v, int src) { return __shfl(v, src); }
 
+/// v of the lane `delta` below this one in the wave (this lane's own v where there is none):
+/// the step of a segmented scan across lanes (the per-group rowwise family).
+__device__ inline unsigned lanes_up(unsigned v, int delta) { return __shfl_up(v, static_cast<unsigned>(delta)); }
+
+/// Relaxed atomic max on a word of the workgroup's LDS.
+__device__ inline void shared_max(unsigned* p, unsigned v) {
+  (void)__hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+}
+
+/// Blocks of Kernel with `threads` threads that one compute unit holds at once (a persistent
+/// grid's size), asked once per device and thread count and kept.
+template <auto Kernel>
+status resident_blocks(const device_facts& dev, int threads, int* blocks) {
+  static std::atomic<int> known[32][2];  // per device: {threads, blocks}; threads 0 before the first query
+  const bool cached = dev.device >= 0 && dev.device < 32;
+  if (cached && known[dev.device][0].load(std::memory_order_acquire) == threads) {
+    *blocks = known[dev.device][1].load(std::memory_order_relaxed);
+    return status::success;
+  }
+  int n = 0;
+  if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != hipSuccess) return status::device_error;
+  if (cached) {
+    known[dev.device][1].store(n, std::memory_order_relaxed);
+    known[dev.device][0].store(threads, std::memory_order_release);
+  }
+  *blocks = n;
+  return status::success;
+}
+
 /// Cooperative launches: every block of the grid resident at once, or no launch.
 struct cooperative_api {
   /// Dynamic LDS one block of `kernel` may take beside its static LDS on `dev`; *bytes is 0

@@ -1,0 +1,356 @@
+// fp8q — per-group rowwise on row-major views, each row read from device memory once
+// (granularity::group_row: groups along the columns from device offsets, scales (G, M); the MoE
+// routed activation). The host never knows a group's size, so one launch serves any mix:
+//   - a persistent block (as many as fit the device at once) clamps the offsets into shared
+//     memory once (a block-wide prefix max, device_groups.hpp's rule), with the padded starts
+//     of the groups where the output is padded, then serves rows in turn;
+//   - each thread keeps the same units of every row (16-byte vectors; unit tid + i * threads),
+//     so the group of each unit, whether it straddles a boundary, and its place in its group's
+//     run of lanes are worked out once per block and kept in one register per unit;
+//   - per row: the first Items * threads units stay in registers (longer rows re-read the rest
+//     from L2); each unit's max is merged with the lanes of the same group by a segmented scan
+//     across the wave (groups are contiguous, so a wave's lanes hold nondecreasing group ids),
+//     and the last lane of each run does one shared-memory atomic max; units that straddle a
+//     boundary, and the last N % U elements, go element by element;
+//   - a barrier, one thread per group turns its maximum into the scale (and stores it), a
+//     barrier, then the cast from registers with one 8-byte (bf16/f16) or 4-byte (f32) store
+//     per unit: byte stores only where a padded output shifts a group off the unit grid.
+// G up to group_row_fused_max_groups; more groups, other layouts and unaligned lines take
+// group_rowwise (docs/design.md, "Per-group rowwise in one read").
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "fp8q/detail/gpu/device_groups.hpp"
+#include "fp8q/detail/gpu/problem.hpp"
+#include "fp8q/detail/gpu/units.hpp"
+
+namespace fp8q::detail::gpu {
+
+/// The most groups group_row_fused serves: its shared memory holds four words per group
+/// (16 KiB at 1024), room for several blocks per multiprocessor.
+inline constexpr int group_row_fused_max_groups = 1024;
+
+/// One block's view of the groups (static shared memory).
+struct group_row_shared {
+  std::int32_t end[group_row_fused_max_groups];        ///< clamped ends c_g (device_groups.hpp)
+  std::int32_t out_begin[group_row_fused_max_groups];  ///< first output column of group g (padded)
+  std::uint32_t amax[group_row_fused_max_groups];      ///< this row's maxima, f32 bits (setup: scan scratch)
+  float scale[group_row_fused_max_groups];             ///< this row's scales (setup: scan scratch)
+};
+
+/// The first group whose clamped end lies above column c: c's group, or G past the last end.
+/// end: [G] clamped ends, shared memory.
+__device__ inline int group_of_column(const std::int32_t* end, int G, int c) {
+  int lo = 0;
+  int hi = G;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (end[mid] > c) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/// Inclusive scan of a[0, n) under op by the whole block (Hillis-Steele, b[0, n) as the other
+/// buffer); a is complete (after a barrier) on entry, the result (a or b) on return.
+template <int Threads, class Op>
+__device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, Op op) {
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int off = 1; off < n; off <<= 1) {
+    for (int g = tid; g < n; g += Threads) b[g] = g >= off ? op(a[g - off], a[g]) : a[g];
+    backend::block_sync();
+    std::int32_t* t = a;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/// What a thread knows of one of its units, packed in one word: the group of its first element
+/// (G: past the last end; G + 1: no such unit), whether its last element lies in another group,
+/// whether its lane ends its group's run in the wave, and for each scan step k whether the lane
+/// 2^k below holds a unit of the same group.
+struct unit_place {
+  static constexpr std::uint32_t group_mask = 0xffffu;
+  static constexpr std::uint32_t straddles = 1u << 16;
+  static constexpr std::uint32_t run_end = 1u << 17;
+  static constexpr int steps_shift = 20;
+
+  /// Unit u of `units` in a row, at lane `lane` of a wave of `wave` lanes (every lane of the
+  /// wave calls this together: it exchanges group ids across lanes).
+  template <int U>
+  __device__ static std::uint32_t of(const group_row_shared& s, int G, int u, int units, int lane,
+                                     int wave) {
+    const bool valid = u < units;
+    const int c0 = u * U;
+    const int g = valid ? group_of_column(s.end, G, c0) : G + 1;
+    const bool straddle = valid && g < G && group_of_column(s.end, G, c0 + U - 1) != g;
+    const int next = u + 1 < units ? group_of_column(s.end, G, c0 + U) : G + 2;
+    std::uint32_t w = static_cast<std::uint32_t>(g) | (straddle ? straddles : 0u) |
+                      (lane == wave - 1 || next != g ? run_end : 0u);
+    for (int k = 0; (1 << k) < wave; ++k)
+      if (backend::lanes_up(static_cast<std::uint32_t>(g), 1 << k) == static_cast<std::uint32_t>(g))
+        w |= 1u << (steps_shift + k);
+    return w;
+  }
+};
+
+/// Group g's first input column (its predecessor's clamped end).
+__device__ inline int group_begin(const group_row_shared& s, int g) { return g > 0 ? s.end[g - 1] : 0; }
+
+/// Where group g's output column c goes minus c (0 unless the output is padded).
+__device__ inline int group_shift(const group_row_shared& s, int g, bool padded) {
+  return padded ? s.out_begin[g] - group_begin(s, g) : 0;
+}
+
+/// Fold one unit (first column c0) into its groups' maxima: the segmented scan across the wave
+/// (every lane of the wave calls this together), then one shared atomic per run of lanes.
+template <class In, int U>
+__device__ inline void fold_unit(group_row_shared& s, int G, const unit_raw<In, U>& raw,
+                                 std::uint32_t place, int c0, int wave) {
+  const int g = static_cast<int>(place & unit_place::group_mask);
+  std::uint32_t v = 0;
+  if (g < G) {
+    float x[U];
+    widen_unit<In, U>(raw, x);
+    if (!(place & unit_place::straddles)) {
+#pragma unroll
+      for (int k = 0; k < U; ++k) v = v > abs_bits(x[k]) ? v : abs_bits(x[k]);
+    } else {  // elements past g's end go straight to their own groups
+      int h = g;
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        while (h < G && s.end[h] <= c0 + k) ++h;
+        const std::uint32_t a = abs_bits(x[k]);
+        if (h == g) v = v > a ? v : a;
+        else if (h < G) backend::shared_max(&s.amax[h], a);
+      }
+    }
+  }
+  for (int k = 0; (1 << k) < wave; ++k) {
+    const std::uint32_t w = backend::lanes_up(v, 1 << k);
+    if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
+  }
+  if ((place & unit_place::run_end) && g < G) backend::shared_max(&s.amax[g], v);
+}
+
+/// Cast one unit (first column c0) with its groups' scales into the output row.
+/// dst: [cols'] FP8 bytes of the row (U-byte aligned).
+template <spec S, tuning T, class In, int U>
+__device__ inline void cast_grouped_unit(const group_row_shared& s, int G, bool padded,
+                                         const unit_raw<In, U>& raw, std::uint32_t place, int c0,
+                                         std::uint8_t* dst, std::uint64_t seed, std::uint64_t row_index) {
+  const int g = static_cast<int>(place & unit_place::group_mask);
+  if (g >= G) return;  // past the last end: not written
+  if (!(place & unit_place::straddles)) {
+    std::uint32_t w[U / 4];
+    encode_unit_words<S, T, In, U>(raw, s.scale[g], w, seed, [&](int k) { return row_index + c0 + k; });
+    const int at = c0 + group_shift(s, g, padded);
+    if (at % U == 0) {
+      store_words<U / 4>(dst + at, w);
+    } else {  // a padded group shifted off the unit grid
+#pragma unroll
+      for (int k = 0; k < U; ++k) dst[at + k] = static_cast<std::uint8_t>(w[k / 4] >> (8 * (k % 4)));
+    }
+  } else {
+    float x[U];
+    widen_unit<In, U>(raw, x);
+    int h = g;
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int c = c0 + k;
+      while (h < G && s.end[h] <= c) ++h;
+      if (h < G) dst[c + group_shift(s, h, padded)] = encode_scaled<S>(x[k] * s.scale[h], seed, row_index + c);
+    }
+  }
+}
+
+// in:       [batch, rows, cols] In, row-major, 16-byte aligned lines, cols < 2^31
+// out.data: [batch, rows, cols'] FP8, row-major, U-byte aligned lines (cols' >= cols + G * (align - 1)
+//           when padded)
+// scales:   [batch, G, rows] f32
+// gs.ends:  [G] int32, device; G <= group_row_fused_max_groups
+template <class SC, class TC, class In, int Items>
+__global__ void __launch_bounds__(TC::value.threads)
+    group_row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
+                           std::uint32_t* error_word, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int threads = T.threads;
+  constexpr int U = unit_elems<In>;
+  __shared__ group_row_shared s;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wave = backend::wave_size();
+  const int lane = tid % wave;
+  const std::int64_t M = in.rows;
+  const std::int64_t total = in.batch * M;
+  const int N = static_cast<int>(in.cols);
+  const int G = static_cast<int>(gs.count);
+  const int units = N / U;
+  const bool padded = gs.align > 1;
+  const int align = padded ? static_cast<int>(gs.align) : 1;
+
+  // The first row's loads go out before the setup, which hides behind them.
+  std::int64_t row = blockIdx.x;
+  unit_raw<In, U> keep[Items];
+  if (row < total) load_units<In, U, Items>(in.data + in.offset(row / M, row % M, 0), tid, threads, units, keep);
+
+  // Setup: clamped ends c_g = min(max(0, ends[0..g]), N) (device_groups.hpp's clamp, as a
+  // prefix max), then the padded starts P_g (an exclusive prefix sum of the rounded sizes).
+  {
+    auto* scratch_a = reinterpret_cast<std::int32_t*>(s.amax);
+    auto* scratch_b = reinterpret_cast<std::int32_t*>(s.scale);
+    for (int g = tid; g < G; g += threads) s.end[g] = gs.ends[g] > 0 ? gs.ends[g] : 0;
+    backend::block_sync();
+    const std::int32_t* c = block_scan<threads>(s.end, scratch_a, G, [](std::int32_t x, std::int32_t y) {
+      return x > y ? x : y;
+    });
+    for (int g = tid; g < G; g += threads) s.end[g] = c[g] < N ? c[g] : N;
+    backend::block_sync();
+    auto rounded = [&](int g) { return (s.end[g] - group_begin(s, g) + align - 1) / align * align; };
+    if (padded) {
+      for (int g = tid; g < G; g += threads) scratch_b[g] = rounded(g);
+      backend::block_sync();
+      const std::int32_t* p = block_scan<threads>(scratch_b, scratch_a, G, [](std::int32_t x, std::int32_t y) {
+        return x + y;
+      });
+      for (int g = tid; g < G; g += threads) s.out_begin[g] = p[g] - rounded(g);
+      backend::block_sync();
+    }
+    for (int g = tid; g < G; g += threads) {
+      if (blockIdx.x == 0) {
+        const int b0 = group_begin(s, g);
+        const int o0 = padded ? s.out_begin[g] : b0;
+        group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], o0, o0 + rounded(g)});
+      }
+      s.amax[g] = 0;
+    }
+    backend::block_sync();
+  }
+
+  std::uint32_t place[Items];
+#pragma unroll
+  for (int i = 0; i < Items; ++i) place[i] = unit_place::of<U>(s, G, tid + i * threads, units, lane, wave);
+
+  const int tail_col = units * U + tid;  // the last N % U elements, one per thread
+  const int tail_group = tail_col < N ? group_of_column(s.end, G, tail_col) : G;
+
+  while (row < total) {
+    const std::int64_t b = row / M;
+    const std::int64_t r = row % M;
+    const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols'] FP8
+    const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
+
+#pragma unroll
+    for (int i = 0; i < Items; ++i) fold_unit<In, U>(s, G, keep[i], place[i], (tid + i * threads) * U, wave);
+    for (int base = Items * threads; base < units; base += threads) {  // rows longer than the registers
+      const int u = base + tid;
+      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+      const unit_raw<In, U> raw = u < units ? load_unit<In, U>(src + u * U) : unit_raw<In, U>{};
+      fold_unit<In, U>(s, G, raw, pl, u * U, wave);
+    }
+    if (tail_group < G) backend::shared_max(&s.amax[tail_group], abs_bits(load_one(src + tail_col)));
+    backend::block_sync();
+
+    for (int g = tid; g < G; g += threads) {
+      const std::uint32_t a = s.amax[g];
+      s.amax[g] = 0;  // for the next row: its atomics come after the barrier below
+      const float sc = group_scale<S>(a);
+      s.scale[g] = sc;
+      if (s.end[g] > group_begin(s, g)) write_scales<S>(out, b, g, r, sc);  // an empty group has no scale
+    }
+    backend::block_sync();
+
+    // Each unit's register is refilled from the next row as soon as it is cast, so loads stay
+    // in flight through this row's stores and the next row's barriers.
+    const std::int64_t next = row + gridDim.x;
+    const In* next_src = next < total ? in.data + in.offset(next / M, next % M, 0) : nullptr;  // [cols] In
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const int u = tid + i * threads;
+      cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
+      if (next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
+    }
+    for (int base = Items * threads; base < units; base += threads) {
+      const int u = base + tid;
+      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+      if (u < units) cast_grouped_unit<S, T, In, U>(s, G, padded, load_unit<In, U>(src + u * U), pl, u * U, dst, seed, row_index);
+    }
+    if (tail_group < G)
+      dst[tail_col + group_shift(s, tail_group, padded)] =
+          encode_scaled<S>(load_one(src + tail_col) * s.scale[tail_group], seed, row_index + tail_col);
+    if (padded) {  // each group's padding columns: zero bytes, one wave per group
+      const int waves = threads / wave;
+      for (int g = tid / wave; g < G; g += waves) {
+        const int size = s.end[g] - group_begin(s, g);
+        const int pad = (size + align - 1) / align * align - size;
+        for (int k = lane; k < pad; k += wave) dst[s.out_begin[g] + size + k] = 0;
+      }
+    }
+    // the scales of this row are read above; the next row's are written after its first barrier
+
+    row = next;
+  }
+}
+
+/// Lines of a view start on `bytes`-byte boundaries (base, leading dimension, batch stride).
+template <class T>
+bool lines_aligned_to(const matrix_view<T>& v, std::int64_t bytes) {
+  const std::int64_t e = static_cast<std::int64_t>(sizeof(T));
+  return reinterpret_cast<std::uintptr_t>(v.data) % static_cast<std::uintptr_t>(bytes) == 0 &&
+         (v.ld * e) % bytes == 0 && (v.batch == 1 || (v.batch_stride * e) % bytes == 0);
+}
+
+// 256 threads unless the tuning says otherwise; Items (units per thread kept in registers)
+// fitted to the row in steps of 2 up to 12, then 16 (spare registers cost occupancy, as for
+// row_wave).
+template <spec S, tuning T, class In>
+struct group_row_fused {
+  static constexpr gpu_path name = gpu_path::group_row_fused;
+  static constexpr bool opt_in = false;
+  static constexpr bool device_dependent = false;
+  static constexpr tuning R = resolve_tuning(T, S, {});
+  static constexpr int U = unit_elems<In>;
+  struct plan {};
+
+  static bool accepts(const problem<S, In>& p, plan*) {
+    const std::int64_t limit = 0x3fffffffLL;  // columns and padded columns as int in the kernel
+    return p.in.order == layout::row_major && p.out.data.order == layout::row_major &&
+           lines_aligned16(p.in) && lines_aligned_to(p.out.data, U) &&
+           p.groups.count <= group_row_fused_max_groups && p.in.cols <= limit &&
+           p.out.data.cols <= limit && p.groups.align <= limit;
+  }
+  static bool preferred(const problem<S, In>&) { return true; }
+  static std::size_t workspace(const matrix_view<const In>&) { return 0; }
+
+  static status enqueue(const problem<S, In>& p, const plan&, void*, gpu_stream stream) {
+    if (p.groups.count == 0) return status::success;  // G = 0 writes nothing
+    const std::int64_t rows = p.in.rows * p.in.batch;
+    const std::int64_t per_thread = (p.in.cols / U + R.threads - 1) / R.threads;
+    auto go = [&](auto items) -> status {
+      constexpr auto kernel = group_row_fused_kernel<spec_c<S>, tuning_c<R>, In, decltype(items)::value>;
+      // One wave of persistent blocks: each serves rows/grid rows, give or take one, so the
+      // last wave is never a partial one.
+      int per_mp = 0;
+      if (const status st = backend::resident_blocks<kernel>(*p.dev, R.threads, &per_mp); st != status::success)
+        return st;
+      const std::int64_t resident = static_cast<std::int64_t>(per_mp > 0 ? per_mp : 1) * p.dev->multiprocessors;
+      const unsigned grid = static_cast<unsigned>(rows < resident ? rows : resident);
+      return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, p.groups,
+                                     p.error_word, p.seed);
+    };
+    if (per_thread <= 2) return go(std::integral_constant<int, 2>{});
+    if (per_thread <= 4) return go(std::integral_constant<int, 4>{});
+    if (per_thread <= 6) return go(std::integral_constant<int, 6>{});
+    if (per_thread <= 8) return go(std::integral_constant<int, 8>{});
+    if (per_thread <= 10) return go(std::integral_constant<int, 10>{});
+    if (per_thread <= 12) return go(std::integral_constant<int, 12>{});
+    return go(std::integral_constant<int, 16>{});
+  }
+};
+
+}  // namespace fp8q::detail::gpu
