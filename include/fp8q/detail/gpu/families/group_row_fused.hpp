@@ -313,7 +313,12 @@ struct group_row_fused {
   static constexpr gpu_path name = gpu_path::group_row_fused;
   static constexpr bool opt_in = false;
   static constexpr bool device_dependent = false;
-  static constexpr tuning R = resolve_tuning(T, S, {});
+  // The path names the family, not its code: a forced call and the walk share the kernels.
+  static constexpr tuning R = [] {
+    tuning t = resolve_tuning(T, S, {});
+    t.path = gpu_path::automatic;
+    return t;
+  }();
   static constexpr int U = unit_elems<In>;
   struct plan {};
 
