@@ -267,20 +267,9 @@ __device__ inline void shared_max(unsigned* p, unsigned v) { (void)atomicMax(p, 
 /// grid's size), asked once per device and thread count and kept.
 template <auto Kernel>
 status resident_blocks(const device_facts& dev, int threads, int* blocks) {
-  static std::atomic<int> known[32][2];  // per device: {threads, blocks}; threads 0 before the first query
-  const bool cached = dev.device >= 0 && dev.device < 32;
-  if (cached && known[dev.device][0].load(std::memory_order_acquire) == threads) {
-    *blocks = known[dev.device][1].load(std::memory_order_relaxed);
-    return status::success;
-  }
-  int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != cudaSuccess) return status::device_error;
-  if (cached) {
-    known[dev.device][1].store(n, std::memory_order_relaxed);
-    known[dev.device][0].store(threads, std::memory_order_release);
-  }
-  *blocks = n;
-  return status::success;
+  return detail::device_memo<Kernel>::get(dev.device, threads, blocks, [&](int* n) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, threads, 0) == cudaSuccess ? status::success : status::device_error;
+  });
 }
 
 /// Thread-block clusters (sm_90+), for the one-pass colwise kernel. Device functions trap on an

@@ -201,20 +201,9 @@ __device__ inline void shared_max(unsigned* p, unsigned v) {
 /// grid's size), asked once per device and thread count and kept.
 template <auto Kernel>
 status resident_blocks(const device_facts& dev, int threads, int* blocks) {
-  static std::atomic<int> known[32][2];  // per device: {threads, blocks}; threads 0 before the first query
-  const bool cached = dev.device >= 0 && dev.device < 32;
-  if (cached && known[dev.device][0].load(std::memory_order_acquire) == threads) {
-    *blocks = known[dev.device][1].load(std::memory_order_relaxed);
-    return status::success;
-  }
-  int n = 0;
-  if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != hipSuccess) return status::device_error;
-  if (cached) {
-    known[dev.device][1].store(n, std::memory_order_relaxed);
-    known[dev.device][0].store(threads, std::memory_order_release);
-  }
-  *blocks = n;
-  return status::success;
+  return detail::device_memo<Kernel>::get(dev.device, threads, blocks, [&](int* n) {
+    return hipOccupancyMaxActiveBlocksPerMultiprocessor(n, Kernel, threads, 0) == hipSuccess ? status::success : status::device_error;
+  });
 }
 
 /// Cooperative launches: every block of the grid resident at once, or no launch.
