@@ -46,35 +46,24 @@ class device_buffer {
   std::size_t bytes_ = 0;
 };
 
-class cuda_stream {
+// A CUDA stream or event, created by create() and destroyed with its owner.
+template <class H, cudaError_t (*Create)(H*), cudaError_t (*Destroy)(H)>
+class cuda_handle {
  public:
-  cuda_stream() = default;
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  ~cuda_stream() {
-    if (s_ != nullptr) DEMO_CUDA(cudaStreamDestroy(s_));
+  cuda_handle() = default;
+  cuda_handle(const cuda_handle&) = delete;
+  cuda_handle& operator=(const cuda_handle&) = delete;
+  ~cuda_handle() {
+    if (h_ != nullptr) DEMO_CUDA(Destroy(h_));
   }
-  bool create() { return DEMO_CUDA(cudaStreamCreate(&s_)); }
-  cudaStream_t get() const { return s_; }
+  bool create() { return DEMO_CUDA(Create(&h_)); }
+  H get() const { return h_; }
 
  private:
-  cudaStream_t s_ = nullptr;
+  H h_ = nullptr;
 };
-
-class cuda_event {
- public:
-  cuda_event() = default;
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  ~cuda_event() {
-    if (e_ != nullptr) DEMO_CUDA(cudaEventDestroy(e_));
-  }
-  bool create() { return DEMO_CUDA(cudaEventCreate(&e_)); }
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
+using cuda_stream = cuda_handle<cudaStream_t, cudaStreamCreate, cudaStreamDestroy>;
+using cuda_event = cuda_handle<cudaEvent_t, cudaEventCreate, cudaEventDestroy>;
 
 // Allocates d and copies h into it (inputs, and outputs that start as the host's poisoned copy).
 template <class T>
