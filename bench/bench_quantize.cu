@@ -12,6 +12,8 @@
 //                              col_cluster: one launch, two streaming passes, clusters)
 //   two_launch / last_block    tensorwise family by name (gpu_path::tensor_two_launch /
 //                              tensor_last_block: amax then cast, or one cooperative launch)
+//   row_block / row_wave       rowwise family by name (one block or one wave per row)
+// bound_<kind>/nomath/bf16/<M>x<N>: the no-math kernels below, a recipe's bytes without the math.
 // Google Benchmark appends "/manual_time" to every name (and _mean/_median/... to aggregates);
 // report.py strips that. Filter with a regex as usual: --benchmark_filter='^rowwise/'.
 //
@@ -446,9 +448,10 @@ case_desc given_scale_case(const std::string& variant, std::int64_t rows, std::i
 // group_col, columns for group_row) of random non-uniform sizes, group 1 empty; scales (G, M or
 // N) in buffers of the case's own. Bytes: input read once + FP8 written once + the stored scales
 // of the non-empty groups.
-template <fp8q::spec S>
+template <fp8q::spec S, fp8q::tuning T = fp8q::tuning{}>
 case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_t cols,
-                       std::int64_t groups, fp8q::layout order, std::int64_t align = 1) {
+                       std::int64_t groups, fp8q::layout order, std::int64_t align = 1,
+                       const std::string& variant = "") {
   constexpr bool by_rows = S.granularity == fp8q::granularity::group_col;
   const std::int64_t extent = by_rows ? rows : cols;
   const std::int64_t sc = by_rows ? cols : rows;
@@ -471,7 +474,8 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
   case_desc c;
   c.name = recipe + (align > 1 ? "_align" + std::to_string(align) : std::string()) + "_G" +
-           std::to_string(groups) + "/" + fp8q::to_string(S.out) + "/bf16/" + shape_name(rows, cols);
+           std::to_string(groups) + "/" + fp8q::to_string(S.out) + "/bf16/" + shape_name(rows, cols) +
+           (variant.empty() ? std::string() : "/" + variant);
   c.rows = rows;
   c.cols = cols;
   c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
@@ -512,7 +516,7 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
                                                 : fp8q::col_major(data, out_rows, out_cols);
     out.scale = fp8q::row_major(d_scale, groups, sc);    // [G, sc] f32
     out.inverse = fp8q::row_major(d_inverse, groups, sc);  // [G, sc] f32
-    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .groups = {d_ends, groups, align, gb->padded_ends}}),
+    status_check(fp8q::quantize<S, T>(in, out, {.stream = stream, .groups = {d_ends, groups, align, gb->padded_ends}}),
                  name);
   };
   return c;
@@ -687,6 +691,137 @@ case_desc launch_floor_case(floor_way way, const std::string& variant, std::int6
   return c;
 }
 
+// ---- no-math bounds: the same bytes, the same dependency, no arithmetic ---------------------
+// What a target is measured against when it looks out of reach (docs/design.md, "Bounds"): a
+// kernel that moves exactly a recipe's minimum traffic and keeps the one dependency every
+// quantize kernel has (nothing is written before the whole scaling group has been read), with
+// the encode replaced by taking each bf16's high byte. bound_row_*: a team of Team threads per row
+// (a wave: the row in registers, no barrier; a block: a barrier), Items 16-byte units per thread
+// in flight, one f32 per row written. bound_transpose: 128 x 64 tiles, each thread one unit
+// column of 4 rows, a 4 x 4 byte transpose into a shared tile in the output's order, whole
+// 16-byte pieces of column lines out (what the colwise families' staged stores do), with no
+// amax: the write side of every column-major recipe.
+
+// High bytes of two words of bf16 pairs: bytes 1 and 3 of lo, then of hi.
+__device__ inline std::uint32_t high_bytes(std::uint32_t lo, std::uint32_t hi) { return __byte_perm(lo, hi, 0x7531); }
+
+// in: [rows, units * 8] bf16 as 16-byte units, row-major; out: [rows, units * 8] bytes;
+// scale: [rows] f32
+template <int Team, int Items>
+__global__ void __launch_bounds__(Team < 128 ? 128 : Team)
+    bound_row_kernel(const uint4* in, uint2* out, float* scale, std::int64_t rows, std::int64_t units) {
+  constexpr int threads = Team < 128 ? 128 : Team;
+  constexpr int teams = threads / Team;
+  const int t = static_cast<int>(threadIdx.x) % Team;
+  __shared__ unsigned red[threads / 32];
+  for (std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * teams + threadIdx.x / Team; row < rows;
+       row += static_cast<std::int64_t>(gridDim.x) * teams) {
+    const uint4* src = in + row * units;
+    uint4 v[Items];
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t u = t + static_cast<std::int64_t>(i) * Team;
+      v[i] = u < units ? src[u] : uint4{0, 0, 0, 0};
+    }
+    unsigned m = 0;
+#pragma unroll
+    for (int i = 0; i < Items; ++i) m |= v[i].x | v[i].y | v[i].z | v[i].w;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
+    if constexpr (Team > 32) {  // the group's dependency across waves: one barrier
+      if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = m;
+      __syncthreads();
+      m = 0;
+      for (int w = 0; w < Team / 32; ++w) m |= red[w];
+      __syncthreads();
+    }
+    if (t == 0) scale[row] = __uint_as_float(m & 0x3f800000u);
+    uint2* dst = out + row * units;
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const std::int64_t u = t + static_cast<std::int64_t>(i) * Team;
+      if (u < units) dst[u] = make_uint2(high_bytes(v[i].x, v[i].y), high_bytes(v[i].z, v[i].w));
+    }
+  }
+}
+
+// in: [rows, cols] bf16, row-major (cols % 64 == 0, rows % 128 == 0); out: [cols, rows] bytes
+// (column-major [rows, cols])
+__global__ void __launch_bounds__(256) bound_transpose_kernel(const bf16* in, std::uint8_t* out, std::int64_t rows,
+                                                              std::int64_t cols) {
+  constexpr int TR = 128, TC = 64, pitch = TR + 4;
+  __shared__ std::uint32_t tile[TC * pitch / 4];  // [TC][pitch] bytes: column lines
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * TR;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * TC;
+  const int uc = static_cast<int>(threadIdx.x) % 8;
+  const int rq = static_cast<int>(threadIdx.x) / 8;
+  const bf16* p = in + (r0 + rq * 4) * cols + c0 + uc * 8;
+  uint4 v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = *reinterpret_cast<const uint4*>(p + j * cols);
+  std::uint32_t q[4][2];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    q[j][0] = high_bytes(v[j].x, v[j].y);
+    q[j][1] = high_bytes(v[j].z, v[j].w);
+  }
+  auto* bytes = reinterpret_cast<std::uint8_t*>(tile);
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+    const std::uint32_t t0 = __byte_perm(q[0][w], q[1][w], 0x5140), t1 = __byte_perm(q[0][w], q[1][w], 0x7362);
+    const std::uint32_t t2 = __byte_perm(q[2][w], q[3][w], 0x5140), t3 = __byte_perm(q[2][w], q[3][w], 0x7362);
+    const std::uint32_t c[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632),
+                                __byte_perm(t1, t3, 0x5410), __byte_perm(t1, t3, 0x7632)};
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      *reinterpret_cast<std::uint32_t*>(bytes + (uc * 8 + 4 * w + k) * pitch + rq * 4) = c[k];
+  }
+  __syncthreads();
+  for (int i = static_cast<int>(threadIdx.x); i < TC * (TR / 16); i += 256) {
+    const int line = i / (TR / 16);
+    const int f = (i % (TR / 16)) * 16;
+    const auto* w = reinterpret_cast<const std::uint32_t*>(bytes + line * pitch + f);
+    *reinterpret_cast<uint4*>(out + (c0 + line) * rows + r0 + f) = uint4{w[0], w[1], w[2], w[3]};
+  }
+}
+
+enum class bound_kind { row_wave, row_block, transpose };
+
+// Bytes: bf16 in + one byte per element out (+ one f32 per row for bound_row_*), as the recipe.
+case_desc bound_case(bound_kind kind, std::int64_t rows, std::int64_t cols) {
+  case_desc c;
+  const char* what = kind == bound_kind::transpose ? "transpose" : kind == bound_kind::row_wave ? "row_wave" : "row_block";
+  c.name = std::string("bound_") + what + "/nomath/bf16/" + shape_name(rows, cols);
+  c.rows = rows;
+  c.cols = cols;
+  c.bytes = data_bytes(rows, cols) + (kind == bound_kind::transpose ? 0.0 : 4.0 * static_cast<double>(rows));
+  const std::string name = c.name;
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    const std::int64_t units = cols / 8;
+    if (kind == bound_kind::transpose) {
+      if (rows % 128 != 0 || cols % 64 != 0) throw bench_error(name + ": shape not whole tiles");
+      bound_transpose_kernel<<<dim3(static_cast<unsigned>(cols / 64), static_cast<unsigned>(rows / 128)), 256, 0, stream>>>(
+          b.in, b.out, rows, cols);
+    } else if (kind == bound_kind::row_wave) {
+      const unsigned grid = static_cast<unsigned>((rows + 3) / 4);
+      auto* in = reinterpret_cast<const uint4*>(b.in);
+      auto* out = reinterpret_cast<uint2*>(b.out);
+      if (units <= 20 * 32) bound_row_kernel<32, 20><<<grid, 128, 0, stream>>>(in, out, b.scale, rows, units);
+      else if (units <= 32 * 32) bound_row_kernel<32, 32><<<grid, 128, 0, stream>>>(in, out, b.scale, rows, units);
+      else throw bench_error(name + ": rows too long for a wave");
+    } else {
+      const unsigned grid = static_cast<unsigned>(rows);
+      auto* in = reinterpret_cast<const uint4*>(b.in);
+      auto* out = reinterpret_cast<uint2*>(b.out);
+      if (units <= 8 * 128) bound_row_kernel<128, 8><<<grid, 128, 0, stream>>>(in, out, b.scale, rows, units);
+      else if (units <= 9 * 256) bound_row_kernel<256, 9><<<grid, 256, 0, stream>>>(in, out, b.scale, rows, units);
+      else throw bench_error(name + ": rows too long for a block");
+    }
+    cuda_check(cudaGetLastError(), name);
+  };
+  return c;
+}
+
 // ---- the copy reference -------------------------------------------------------------------------
 
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // copied; 2x this is moved
@@ -778,6 +913,7 @@ constexpr fq::tuning t_acq_rel{.amax_order = fq::memory_order::acq_rel};
 constexpr fq::tuning t_seq_cst{.amax_order = fq::memory_order::seq_cst};
 constexpr fq::tuning t_threads128{.threads = 128};
 constexpr fq::tuning t_threads512{.threads = 512};
+constexpr fq::tuning t_threads1024{.threads = 1024};
 constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
 constexpr fq::tuning t_tile128x128{.tile_rows = 128, .tile_cols = 128};
 constexpr fq::tuning t_tile32x128{.tile_rows = 32, .tile_cols = 128};
@@ -786,6 +922,9 @@ constexpr fq::tuning t_relay{.path = fq::gpu_path::col_relay};
 constexpr fq::tuning t_two_launch{.path = fq::gpu_path::col_streaming};
 constexpr fq::tuning t_tensor_two{.path = fq::gpu_path::tensor_two_launch};
 constexpr fq::tuning t_last_block{.path = fq::gpu_path::tensor_last_block};
+constexpr fq::tuning t_row_block{.path = fq::gpu_path::row_block};
+constexpr fq::tuning t_row_wave{.path = fq::gpu_path::row_wave};
+constexpr fq::tuning t_row_block256{.threads = 256, .path = fq::gpu_path::row_block};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -851,10 +990,29 @@ std::vector<case_desc> all_cases() {
     v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, g, col_out));
   for (const std::int64_t g : {16, 64})
     v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
+  for (const std::int64_t g : {16, 64}) {  // blocks of 512 and 1024 threads: fewer units per thread, more warps
+    v.push_back(grouped_case<group_row_fn, t_threads512>("group_rowwise", 8192, 16640, g, row_out, 1, "threads512"));
+    v.push_back(grouped_case<group_row_fn, t_threads1024>("group_rowwise", 8192, 16640, g, row_out, 1, "threads1024"));
+  }
   v.push_back(grouped_dual_case<group_col_fn>(16640, 5120, 64));
   v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, 64, col_out, 128));
   v.push_back(expert_case<expert_col_fn>("expert_colwise", 128, 5120, 8192));
   v.push_back(expert_case<expert_row_fn>("expert_transpose_rhs", 128, 5120, 8192));
+  // No-math bounds (above) at the shapes of the targets they bound.
+  v.push_back(quantize_case<rowwise_fn, t_row_block, row_out>("rowwise", "row_block", 8192, 8192));
+  v.push_back(quantize_case<rowwise_fn, t_row_block256, row_out>("rowwise", "row_block_threads256", 8192, 8192));
+  v.push_back(quantize_case<rowwise_fn, t_row_block, row_out>("rowwise", "row_block", M, N));
+  v.push_back(quantize_case<rowwise_fn, t_row_wave, row_out>("rowwise", "row_wave", M, N));
+  v.push_back(quantize_case<rowwise_fn, t_row_block, row_out>("rowwise", "row_block", 4096, 4096));
+  v.push_back(quantize_case<rowwise_fn, t_row_wave, row_out>("rowwise", "row_wave", 4096, 4096));
+  v.push_back(quantize_case<rowwise_fn, t_row_block, row_out>("rowwise", "row_block", 16384, 2048));
+  v.push_back(quantize_case<rowwise_fn, t_row_wave, row_out>("rowwise", "row_wave", 16384, 2048));
+  v.push_back(bound_case(bound_kind::row_wave, M, N));
+  v.push_back(bound_case(bound_kind::row_wave, 8192, 8192));
+  v.push_back(bound_case(bound_kind::row_block, 8192, 8192));
+  v.push_back(bound_case(bound_kind::row_block, 8192, 16640));
+  v.push_back(bound_case(bound_kind::transpose, M, N));
+  v.push_back(bound_case(bound_kind::transpose, 16640, 5120));
   // The launch floor under rowwise's host_us (16384 x 5120 and 128 x 5120 grids).
   for (const std::int64_t rows : {M, std::int64_t{128}}) {
     v.push_back(launch_floor_case<rowwise_fn>(floor_way::chevron, "chevron", rows, N));
