@@ -213,6 +213,79 @@ int delayed(cudaStream_t s, fp8q_test::checker& check) {
   return 0;
 }
 
+// The split tensorwise calls against quantize<tensor>: tensor_amax + quantize_with_amax of the
+// whole tensor (a batch of 2), and of two row shards of batch item 0 whose amax words are
+// combined by a max on the words (what an all-reduce with ncclMax on ncclUint32 computes), give
+// quantize's bytes and scales. Random data, then a NaN in item 0's second shard. Returns the
+// number of mismatching runs.
+constexpr spec split_spec{.out = format::e4m3fn, .granularity = granularity::tensor, .store = stored_scale::both};
+
+int split_tensor(cudaStream_t s) {
+  constexpr spec t = split_spec;
+  constexpr std::int64_t B = 2, M = 300, N = 520, half = 140;
+  int bad = 0;
+  for (int with_nan = 0; with_nan < 2; ++with_nan) {
+    std::vector<bf16> h(static_cast<std::size_t>(B * M * N));
+    std::uint64_t x = 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(with_nan);
+    for (bf16& v : h) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      v = to_bf16((static_cast<float>(x >> 40) / 16777216.0f - 0.5f) * 100.0f);
+    }
+    if (with_nan) h[static_cast<std::size_t>(200 * N + 7)] = bf16{0x7fc1};
+    device_buffer<bf16> in(h.size());
+    device_buffer<e4m3fn> q_ref(h.size()), q_whole(h.size()), q_shards(h.size());
+    device_buffer<float> sc(6 * B);  // [3 runs][multiplier, inverse][B]
+    device_buffer<std::uint32_t> amax(B + 2);
+    device_buffer<unsigned char> ws(4096);
+    if (!in.ptr || !q_ref.ptr || !q_whole.ptr || !q_shards.ptr || !sc.ptr || !amax.ptr || !ws.ptr) return 1;
+    cudaMemcpy(in.ptr, h.data(), h.size() * sizeof(bf16), cudaMemcpyHostToDevice);
+    cudaMemset(q_shards.ptr, 0x5A, h.size());
+    const auto whole = batched(row_major<const bf16>(in.ptr, M, N), B);  // [B, M, N] bf16
+    auto whole_out = [&](e4m3fn* q, int k) {
+      return quantized<t>{batched(row_major(q, M, N), B), batched(row_major(sc.ptr + 2 * k * B, 1, 1), B),
+                          batched(row_major(sc.ptr + (2 * k + 1) * B, 1, 1), B)};
+    };
+    auto shard = [&](std::int64_t r0, std::int64_t rows) {  // rows [r0, r0 + rows) of item 0
+      return row_major<const bf16>(in.ptr + r0 * N, rows, N);
+    };
+    auto shard_out = [&](std::int64_t r0, std::int64_t rows) {
+      return quantized<t>{row_major(q_shards.ptr + r0 * N, rows, N), row_major(sc.ptr + 4 * B, 1, 1),
+                          row_major(sc.ptr + 5 * B, 1, 1)};
+    };
+    bool ok = quantize<t>(whole, whole_out(q_ref.ptr, 0), {.stream = s, .workspace = ws.ptr, .workspace_bytes = 4096}) ==
+              status::success;
+    ok = ok && tensor_amax<t>(whole, amax.ptr, {.stream = s}) == status::success;
+    ok = ok && quantize_with_amax<t>(whole, whole_out(q_whole.ptr, 1), amax.ptr, {.stream = s}) == status::success;
+    ok = ok && tensor_amax<t>(shard(0, half), amax.ptr + B, {.stream = s}) == status::success;
+    ok = ok && tensor_amax<t>(shard(half, M - half), amax.ptr + B + 1, {.stream = s}) == status::success;
+    std::uint32_t words[B + 2] = {};
+    ok = ok && cudaMemcpyAsync(words, amax.ptr, sizeof words, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+         cudaStreamSynchronize(s) == cudaSuccess;
+    const std::uint32_t combined = std::max(words[B], words[B + 1]);  // the all-reduce
+    ok = ok && combined == words[0];                                  // = item 0's whole amax
+    ok = ok && cudaMemcpy(amax.ptr + B, &combined, sizeof combined, cudaMemcpyHostToDevice) == cudaSuccess;
+    ok = ok && quantize_with_amax<t>(shard(0, half), shard_out(0, half), amax.ptr + B, {.stream = s}) == status::success;
+    ok = ok && quantize_with_amax<t>(shard(half, M - half), shard_out(half, M - half), amax.ptr + B, {.stream = s}) ==
+                   status::success;
+    ok = ok && cudaStreamSynchronize(s) == cudaSuccess;
+    std::vector<unsigned char> a(h.size()), w(h.size()), sh(h.size());
+    std::vector<float> scales(6 * B);
+    cudaMemcpy(a.data(), q_ref.ptr, a.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(w.data(), q_whole.ptr, w.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(sh.data(), q_shards.ptr, sh.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(scales.data(), sc.ptr, scales.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    auto same = [&](int k, int i, int k2) {  // run k's value i (0 multiplier, 1 inverse) of item 0
+      return std::memcmp(&scales[static_cast<std::size_t>((2 * k + i) * B)], &scales[static_cast<std::size_t>((2 * k2 + i) * B)],
+                         sizeof(float)) == 0;
+    };
+    ok = ok && a == w && std::memcmp(scales.data(), scales.data() + 2 * B, 2 * B * sizeof(float)) == 0;
+    ok = ok && std::equal(a.begin(), a.begin() + M * N, sh.begin()) && same(0, 0, 2) && same(0, 1, 2);
+    std::printf("split tensorwise (%s): %s\n", with_nan ? "with a NaN" : "random", ok ? "equal" : "MISMATCH");
+    bad += ok ? 0 : 1;
+  }
+  return bad;
+}
+
 // Bad input: a status before anything is launched or written.
 void errors(cudaStream_t s, fp8q_test::checker& check) {
   constexpr spec r{.out = format::e4m3fn, .granularity = granularity::row};
@@ -245,6 +318,16 @@ void errors(cudaStream_t s, fp8q_test::checker& check) {
                              status::bad_layout);
   // rowwise with row-major views runs a family that needs no workspace
   FP8Q_TEST_CHECK(check, workspace_size<r>(in, out) == 0);
+  // the split tensorwise calls (several GPUs): null words, padded views
+  constexpr spec t{.out = format::e4m3fn, .granularity = granularity::tensor};
+  device_buffer<std::uint32_t> amax(1);
+  quantized<t> tout{row_major(q.ptr, 64, 64), row_major(sc.ptr, 1, 1), row_major(sc.ptr, 1, 1)};
+  FP8Q_TEST_CHECK(check, tensor_amax<t>(in, nullptr, {.stream = s}) == status::null_pointer);
+  FP8Q_TEST_CHECK(check, quantize_with_amax<t>(in, tout, nullptr, {.stream = s}) == status::null_pointer);
+  const matrix_view<const bf16> padded = row_major<const bf16>(x.ptr, 32, 60, 64);  // ld 64 > 60 columns
+  FP8Q_TEST_CHECK(check, tensor_amax<t>(padded, amax.ptr, {.stream = s}) == status::bad_layout);
+  quantized<t> tpad{row_major(q.ptr, 32, 60, 64), row_major(sc.ptr, 1, 1), row_major(sc.ptr, 1, 1)};
+  FP8Q_TEST_CHECK(check, quantize_with_amax<t>(padded, tpad, amax.ptr, {.stream = s}) == status::bad_layout);
   FP8Q_TEST_CUDA(check, cudaStreamSynchronize(s));
   std::vector<unsigned char> back(64 * 64);
   cudaMemcpy(back.data(), q.ptr, back.size(), cudaMemcpyDeviceToHost);
@@ -303,6 +386,7 @@ int main(int argc, char** argv) {
     if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
     FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
     FP8Q_TEST_CHECK(check, graphs(s) == 0);
+    FP8Q_TEST_CHECK(check, split_tensor(s) == 0);
   }
   // every family ran at least once (by name or by the automatic walk) in each part with a sweep
   const char* names[] = {"automatic", "row_wave", "row_block", "tensor_two_launch", "tensor_last_block",

@@ -31,6 +31,10 @@ void all_granularities(matrix_view<const In> in, void* ws, gpu_stream s) {
   (void)instantiate<isa_spec<F, granularity::tensor>, In, isa_tuning_last_block>(in, {}, ws, s);
   (void)instantiate<isa_spec<F, granularity::row>, In>(in, {}, ws, s);
   (void)instantiate<isa_spec<F, granularity::col>, In>(in, {}, ws, s);
+  // the split tensorwise calls (several GPUs): the two-launch family's kernels on their own
+  (void)tensor_amax<isa_spec<F, granularity::tensor>, isa_tuning>(in, static_cast<std::uint32_t*>(ws), {.stream = s});
+  (void)quantize_with_amax<isa_spec<F, granularity::tensor>, isa_tuning>(in, {}, static_cast<const std::uint32_t*>(ws),
+                                                                           {.stream = s});
 }
 
 template <class In>

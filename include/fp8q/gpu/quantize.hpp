@@ -51,6 +51,20 @@ status current_device(const backend::device_facts** dev) {
   return status::success;
 }
 
+// The checks of the tensorwise calls that cast dense views of one layout (quantize_with_scale,
+// quantize_with_amax): the views, then the current device, then the layouts. On success *p is
+// the launch's problem, with p->dev null when there is nothing to do (an empty input).
+template <tuning T, spec S, class In>
+status flat_tensor_problem(const matrix_view<const In>& in, const quantized<S>& out, const gpu_args& args,
+                           problem<S, In>* p) {
+  status st = validate_quantize(in, out, quantize_args{}, false);
+  if (st != status::success || in.empty()) return st;
+  const backend::device_facts* dev = nullptr;
+  if ((st = current_device<T>(&dev)) != status::success) return st;
+  *p = problem<S, In>{in, out, args.seed, dev};
+  return flat_views(*p) ? status::success : status::bad_layout;
+}
+
 template <spec S>
 constexpr void check_gpu_spec() {
   check_spec<S>();
@@ -200,13 +214,9 @@ template <spec S, tuning T = tuning{}, class In>
   static_assert(S.granularity == granularity::tensor && S.scale == scale_format::f32,
                 "fp8q: quantize_with_scale is tensorwise with f32 scales");
   if (given_scale == nullptr || amax_out == nullptr) return status::null_pointer;
-  status st = validate_quantize(in, out, quantize_args{}, false);
-  if (st != status::success) return st;
-  if (in.empty()) return status::success;
-  const backend::device_facts* dev = nullptr;
-  if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
-  const detail::gpu::problem<S, In> p{in, out, args.seed, dev};
-  if (!detail::gpu::flat_views(p)) return status::bad_layout;
+  detail::gpu::problem<S, In> p{};
+  status st = detail::gpu::flat_tensor_problem<T>(in, out, args, &p);
+  if (st != status::success || p.dev == nullptr) return st;
   using family = detail::gpu::tensor_two_launch<S, T, In>;  // its cast kernel, its tuning
   auto* record = reinterpret_cast<std::uint32_t*>(amax_out);
   st = backend::memset_async(record, 0, static_cast<std::size_t>(in.batch) * 4, args.stream);
@@ -221,6 +231,70 @@ template <spec S, tuning T = tuning{}, class In>
                                          const float* given_scale, float* amax_out,
                                          const gpu_args& args = {}) {
   return quantize_with_scale<S, T, In>(in.as_const(), out, given_scale, amax_out, args);
+}
+
+/// Tensorwise in two calls, for an amax combined across devices in between (several GPUs
+/// quantizing shards of one tensor; docs/semantics.md, "Tensorwise across devices"):
+///   1. tensor_amax<S>(shard, amax, ...): amax[b] = the f32 bit pattern of max |x| over batch
+///      item b of the shard (a NaN anywhere gives a NaN pattern, above every number's);
+///   2. an all-reduce with max on the words (NCCL: ncclUint32 with ncclMax): exact, because
+///      non-negative floats order as their bit patterns;
+///   3. quantize_with_amax<S>(shard, out, amax, ...): each shard scales by the combined amax, so
+///      its bytes and its scale are those quantize<S> gives for the whole tensor.
+/// The input is dense (else bad_layout); no workspace. amax is overwritten (no need to zero it).
+template <spec S, tuning T = tuning{}, class In>
+[[nodiscard]] status tensor_amax(matrix_view<const In> in,  // [batch, rows, cols] In, dense
+                                 std::uint32_t* amax,       // [batch] f32 bits, device
+                                 const gpu_args& args = {}) {
+  check_spec<S>();
+  static_assert(S.granularity == granularity::tensor && S.scale == scale_format::f32,
+                "fp8q: tensor_amax is for tensorwise specs with f32 scales");
+  if (amax == nullptr) return status::null_pointer;
+  const detail::view_facts v = detail::facts_of(in);
+  status st = validate_views(S, &v, 1, {}, false);
+  if (st != status::success) return st;
+  if (!detail::gpu::dense(in)) return status::bad_layout;
+  if (in.batch == 0) return status::success;
+  if ((st = backend::memset_async(amax, 0, static_cast<std::size_t>(in.batch) * 4, args.stream)) != status::success)
+    return st;
+  if (in.empty()) return status::success;  // rows or columns 0: an amax of +0
+  const backend::device_facts* dev = nullptr;
+  if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
+  using family = detail::gpu::tensor_two_launch<S, T, In>;  // its amax kernel, its tuning
+  const detail::gpu::problem<S, In> p{in, {}, args.seed, dev};
+  return detail::gpu::launch_flat_amax<S, family::R, family::K>(p, amax, args.stream);
+}
+
+/// Step 3 of the above: tensorwise with the scale computed from amax[b] (device words as
+/// tensor_amax writes them, combined or not), stored in out's scale views as quantize<S> would.
+/// Dense views of one layout (else bad_layout); no workspace.
+template <spec S, tuning T = tuning{}, class In>
+[[nodiscard]] status quantize_with_amax(matrix_view<const In> in,   // [batch, rows, cols] In, dense
+                                        const quantized<S>& out,    // [batch, rows, cols] FP8, same layout
+                                        const std::uint32_t* amax,  // [batch] f32 bits, device
+                                        const gpu_args& args = {}) {
+  check_spec<S>();
+  static_assert(S.granularity == granularity::tensor && S.scale == scale_format::f32,
+                "fp8q: quantize_with_amax is tensorwise with f32 scales");
+  if (amax == nullptr) return status::null_pointer;
+  detail::gpu::problem<S, In> p{};
+  const status st = detail::gpu::flat_tensor_problem<T>(in, out, args, &p);
+  if (st != status::success || p.dev == nullptr) return st;
+  using family = detail::gpu::tensor_two_launch<S, T, In>;  // its cast kernel, its tuning
+  return detail::gpu::launch_flat_cast<S, family::R, family::K, false>(p, amax, nullptr, nullptr, args.stream);
+}
+
+/// The same for views of non-const elements.
+template <spec S, tuning T = tuning{}, class In>
+  requires(!std::is_const_v<In>)
+[[nodiscard]] status tensor_amax(matrix_view<In> in, std::uint32_t* amax, const gpu_args& args = {}) {
+  return tensor_amax<S, T, In>(in.as_const(), amax, args);
+}
+template <spec S, tuning T = tuning{}, class In>
+  requires(!std::is_const_v<In>)
+[[nodiscard]] status quantize_with_amax(matrix_view<In> in, const quantized<S>& out,
+                                        const std::uint32_t* amax, const gpu_args& args = {}) {
+  return quantize_with_amax<S, T, In>(in.as_const(), out, amax, args);
 }
 
 }  // namespace fp8q

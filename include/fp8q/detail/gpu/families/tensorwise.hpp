@@ -139,6 +139,22 @@ status launch_flat_cast(const problem<S, In>& p, const std::uint32_t* amax_bits,
   return go(std::integral_constant<int, 1>{});
 }
 
+// Enqueue flat_amax_kernel: each batch item's amax into amax_bits (zeroed before: [batch] f32
+// magnitude bits, one atomic max per block).
+template <spec S, tuning R, int K, class In>
+status launch_flat_amax(const problem<S, In>& p, std::uint32_t* amax_bits, gpu_stream stream) {
+  const std::int64_t count = p.in.rows * p.in.cols;
+  const bool vec = aligned16(p.in.data) &&
+                   (p.in.batch == 1 || (p.in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0);
+  const std::int64_t per_block = static_cast<std::int64_t>(R.threads) * K * (vec ? unit_elems<In> : 1);
+  const dim3 grid(flat_grid(count, per_block), static_cast<unsigned>(p.in.batch));
+  auto go = [&](auto u) {
+    return backend::launch<flat_amax_kernel<spec_c<S>, tuning_c<R>, In, decltype(u)::value, K>>(
+        *p.dev, false, grid, R.threads, stream, p.in.data, count, p.in.batch_stride, amax_bits);
+  };
+  return vec ? go(std::integral_constant<int, unit_elems<In>>{}) : go(std::integral_constant<int, 1>{});
+}
+
 // 256 threads and 8 units in flight per thread unless the tuning says otherwise (given scale
 // 0.931 of copy against 0.913 with 512 threads, H200, docs/benchmarks/h200-2026-11-29.md).
 template <spec S, tuning T, class In>
@@ -161,17 +177,7 @@ struct tensor_two_launch {
     std::uint32_t* amax_bits = ws.carve(workspace);  // [batch] f32 bits
     status st = backend::memset_async(amax_bits, 0, ws.bytes, stream);
     if (st != status::success) return st;
-    const std::int64_t count = p.in.rows * p.in.cols;
-    const bool vec = aligned16(p.in.data) &&
-                     (p.in.batch == 1 || (p.in.batch_stride * static_cast<std::int64_t>(sizeof(In))) % 16 == 0);
-    const std::int64_t per_block = static_cast<std::int64_t>(R.threads) * K * (vec ? unit_elems<In> : 1);
-    const dim3 grid(flat_grid(count, per_block), static_cast<unsigned>(p.in.batch));
-    auto go = [&](auto u) {
-      return backend::launch<flat_amax_kernel<spec_c<S>, tuning_c<R>, In, decltype(u)::value, K>>(
-          *p.dev, false, grid, R.threads, stream, p.in.data, count, p.in.batch_stride, amax_bits);
-    };
-    st = vec ? go(std::integral_constant<int, unit_elems<In>>{}) : go(std::integral_constant<int, 1>{});
-    if (st != status::success) return st;
+    if ((st = launch_flat_amax<S, R, K>(p, amax_bits, stream)) != status::success) return st;
     return launch_flat_cast<S, R, K, false>(p, amax_bits, nullptr, nullptr, stream);
   }
 };
