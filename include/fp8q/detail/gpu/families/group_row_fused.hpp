@@ -5,13 +5,14 @@
 //     memory once (a block-wide prefix max, device_groups.hpp's rule), with the padded starts
 //     of the groups where the output is padded, then serves rows in turn;
 //   - each thread keeps the same units of every row (16-byte vectors; unit tid + i * threads),
-//     so the group of each unit, whether it straddles a boundary, and its place in its group's
+//     so the group of each unit, where it straddles a boundary, and its place in its group's
 //     run of lanes are worked out once per block and kept in one register per unit;
 //   - per row: the first Items * threads units stay in registers (longer rows re-read the rest
 //     from L2); each unit's max is merged with the lanes of the same group by a segmented scan
 //     across the wave (groups are contiguous, so a wave's lanes hold nondecreasing group ids),
-//     and the last lane of each run does one shared-memory atomic max; units that straddle a
-//     boundary, and the last N % U elements, go element by element;
+//     and the last lane of each run does one shared-memory atomic max; a unit that straddles
+//     one boundary folds and encodes twice (once per group) and selects bytes; units that
+//     straddle more, and the last N % U elements, go element by element;
 //   - a barrier, one thread per group turns its maximum into the scale (and stores it), a
 //     barrier, then the cast from registers with one 8-byte (bf16/f16) or 4-byte (f32) store
 //     per unit: byte stores only where a padded output shifts a group off the unit grid.
@@ -68,33 +69,44 @@ __device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, Op 
   return a;
 }
 
-/// What a thread knows of one of its units, packed in one word: the group of its first element
-/// (G: past the last end; G + 1: no such unit), whether its last element lies in another group,
-/// whether its lane ends its group's run in the wave, and for each scan step k whether the lane
+/// What a thread knows of one of its units, packed in one word: the group g of its first
+/// element (G: past the last end; G + 1: no such unit); where it straddles exactly one
+/// boundary, into group g + 1 (or past the last end), the column of that boundary within the
+/// unit (split, 1 .. U - 1; 0 where the unit lies in one group); whether it straddles more
+/// (empty groups or groups of fewer than U columns at the boundary: element by element);
+/// whether its lane ends its group's run in the wave; and for each scan step k whether the lane
 /// 2^k below holds a unit of the same group.
 struct unit_place {
   static constexpr std::uint32_t group_mask = 0xffffu;
-  static constexpr std::uint32_t straddles = 1u << 16;
-  static constexpr std::uint32_t run_end = 1u << 17;
-  static constexpr int steps_shift = 20;
+  static constexpr int split_shift = 16;               // 3 bits
+  static constexpr std::uint32_t many = 1u << 19;      // more than one boundary, or an empty group at it
+  static constexpr std::uint32_t run_end = 1u << 20;
+  static constexpr int steps_shift = 21;               // up to 6 bits (64-lane waves)
 
   /// Unit u of `units` in a row, at lane `lane` of a wave of `wave` lanes (every lane of the
   /// wave calls this together: it exchanges group ids across lanes).
   template <int U>
   __device__ static std::uint32_t of(const group_row_shared& s, int G, int u, int units, int lane,
                                      int wave) {
+    static_assert(U <= 8, "split takes 3 bits");
     const bool valid = u < units;
     const int c0 = u * U;
     const int g = valid ? group_of_column(s.end, G, c0) : G + 1;
-    const bool straddle = valid && g < G && group_of_column(s.end, G, c0 + U - 1) != g;
+    std::uint32_t w = static_cast<std::uint32_t>(g);
+    if (valid && g < G) {
+      const int last = group_of_column(s.end, G, c0 + U - 1);
+      if (last == g + 1) w |= static_cast<std::uint32_t>(s.end[g] - c0) << split_shift;
+      else if (last != g) w |= many;
+    }
     const int next = u + 1 < units ? group_of_column(s.end, G, c0 + U) : G + 2;
-    std::uint32_t w = static_cast<std::uint32_t>(g) | (straddle ? straddles : 0u) |
-                      (lane == wave - 1 || next != g ? run_end : 0u);
+    if (lane == wave - 1 || next != g) w |= run_end;
     for (int k = 0; (1 << k) < wave; ++k)
       if (backend::lanes_up(static_cast<std::uint32_t>(g), 1 << k) == static_cast<std::uint32_t>(g))
         w |= 1u << (steps_shift + k);
     return w;
   }
+  __device__ static int group(std::uint32_t w) { return static_cast<int>(w & group_mask); }
+  __device__ static int split(std::uint32_t w) { return static_cast<int>((w >> split_shift) & 7u); }
 };
 
 /// Group g's first input column (its predecessor's clamped end).
@@ -110,14 +122,21 @@ __device__ inline int group_shift(const group_row_shared& s, int g, bool padded)
 template <class In, int U>
 __device__ inline void fold_unit(group_row_shared& s, int G, const unit_raw<In, U>& raw,
                                  std::uint32_t place, int c0, int wave) {
-  const int g = static_cast<int>(place & unit_place::group_mask);
+  const int g = unit_place::group(place);
   std::uint32_t v = 0;
   if (g < G) {
     float x[U];
     widen_unit<In, U>(raw, x);
-    if (!(place & unit_place::straddles)) {
+    if (!(place & unit_place::many)) {
+      const int split = unit_place::split(place);  // 0: the whole unit is g's
+      std::uint32_t v2 = 0;                         // the part past the boundary: group g + 1's
 #pragma unroll
-      for (int k = 0; k < U; ++k) v = v > abs_bits(x[k]) ? v : abs_bits(x[k]);
+      for (int k = 0; k < U; ++k) {
+        const std::uint32_t a = abs_bits(x[k]);
+        if (split == 0 || k < split) v = v > a ? v : a;
+        else v2 = v2 > a ? v2 : a;
+      }
+      if (split != 0 && g + 1 < G) backend::shared_max(&s.amax[g + 1], v2);
     } else {  // elements past g's end go straight to their own groups
       int h = g;
 #pragma unroll
@@ -136,23 +155,55 @@ __device__ inline void fold_unit(group_row_shared& s, int G, const unit_raw<In, 
   if ((place & unit_place::run_end) && g < G) backend::shared_max(&s.amax[g], v);
 }
 
+/// Byte k of little-endian words w.
+template <int W>
+__device__ inline std::uint8_t word_byte(const std::uint32_t (&w)[W], int k) {
+  return static_cast<std::uint8_t>(w[k / 4] >> (8 * (k % 4)));
+}
+
 /// Cast one unit (first column c0) with its groups' scales into the output row.
 /// dst: [cols'] FP8 bytes of the row (U-byte aligned).
 template <spec S, tuning T, class In, int U>
 __device__ inline void cast_grouped_unit(const group_row_shared& s, int G, bool padded,
                                          const unit_raw<In, U>& raw, std::uint32_t place, int c0,
                                          std::uint8_t* dst, std::uint64_t seed, std::uint64_t row_index) {
-  const int g = static_cast<int>(place & unit_place::group_mask);
+  constexpr int W = U / 4;
+  const int g = unit_place::group(place);
   if (g >= G) return;  // past the last end: not written
-  if (!(place & unit_place::straddles)) {
-    std::uint32_t w[U / 4];
-    encode_unit_words<S, T, In, U>(raw, s.scale[g], w, seed, [&](int k) { return row_index + c0 + k; });
+  auto index = [&](int k) { return row_index + c0 + k; };
+  if (!(place & unit_place::many)) {
+    const int split = unit_place::split(place);
+    std::uint32_t w[W];
+    encode_unit_words<S, T, In, U>(raw, s.scale[g], w, seed, index);
     const int at = c0 + group_shift(s, g, padded);
-    if (at % U == 0) {
-      store_words<U / 4>(dst + at, w);
-    } else {  // a padded group shifted off the unit grid
+    if (split == 0) {
+      if (at % U == 0) {
+        store_words<W>(dst + at, w);
+      } else {  // a padded group shifted off the unit grid
 #pragma unroll
-      for (int k = 0; k < U; ++k) dst[at + k] = static_cast<std::uint8_t>(w[k / 4] >> (8 * (k % 4)));
+        for (int k = 0; k < U; ++k) dst[at + k] = word_byte(w, k);
+      }
+      return;
+    }
+    // One boundary: the bytes below split with g's scale, the rest with g + 1's.
+    const bool second = g + 1 < G;  // else the rest lies past the last end: not written
+    std::uint32_t w2[W];
+    encode_unit_words<S, T, In, U>(raw, second ? s.scale[g + 1] : 0.0f, w2, seed, index);
+    if (!padded && second) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        const int below = split - 4 * j;  // bytes of word j that are g's
+        const std::uint32_t mask = below >= 4 ? 0xffffffffu : below <= 0 ? 0u : (1u << (8 * below)) - 1u;
+        w[j] = (w[j] & mask) | (w2[j] & ~mask);
+      }
+      store_words<W>(dst + c0, w);
+      return;
+    }
+    const int at2 = c0 + (second ? group_shift(s, g + 1, padded) : 0);
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      if (k < split) dst[at + k] = word_byte(w, k);
+      else if (second) dst[at2 + k] = word_byte(w2, k);
     }
   } else {
     float x[U];
@@ -172,8 +223,10 @@ __device__ inline void cast_grouped_unit(const group_row_shared& s, int G, bool 
 //           when padded)
 // scales:   [batch, G, rows] f32
 // gs.ends:  [G] int32, device; G <= group_row_fused_max_groups
+// One block per multiprocessor is the occupancy floor declared: with the bare thread bound ptxas
+// (CUDA 13, sm_90) spilled some fits to stay at or under 128 registers.
 template <class SC, class TC, class In, int Items>
-__global__ void __launch_bounds__(TC::value.threads)
+__global__ void __launch_bounds__(TC::value.threads, 1)
     group_row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                            std::uint32_t* error_word, std::uint64_t seed) {
   constexpr spec S = SC::value;
