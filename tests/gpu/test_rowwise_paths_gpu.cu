@@ -1,7 +1,8 @@
 // The rowwise families under every conversion path (automatic, software, hardware) for the four
 // data formats, bf16/f16/f32, against the host reference byte for byte (quantize_check.hpp):
-// shapes at each register fit of row_wave (8, 12, 16, 20, 24 units per lane), partial and
-// tail units, single rows, long rows for row_block, batches; random data (every row takes the
+// shapes at each register fit of row_wave (8 to 32 units per lane), partial and tail units,
+// single rows, long rows for row_block, batches, then row_block by name on the same shapes;
+// random data (every row takes the
 // in-range encoder: no NaN select, no clamp) and adversarial data (rows with NaN, ±Inf, ±max
 // and ties: the general encoder). A small program next to test_quantize_gpu's full sweep, so
 // that a change to the rowwise kernels can be proven on a GPU within minutes of building.
@@ -16,12 +17,15 @@ namespace {
 constexpr tuning t_auto{};
 constexpr tuning t_sw{.convert = convert_path::software};
 constexpr tuning t_hw{.convert = convert_path::hardware};
+constexpr tuning t_block{.path = gpu_path::row_block};
+constexpr tuning t_block_sw{.convert = convert_path::software, .path = gpu_path::row_block};
 
 template <format F, tuning T, class In>
 int one(const char* name, cudaStream_t stream, std::uint64_t& seed) {
   constexpr spec S{.out = F, .granularity = granularity::row, .store = stored_scale::both};
   const shape shapes[] = {
       {1, 600, 2048}, {1, 600, 3072}, {1, 600, 4096}, {1, 600, 5120}, {1, 600, 6144},  // 8..24 units
+      {1, 600, 7168}, {1, 600, 8192},                      // 28, 32 units
       {1, 333, 5000},                                      // a partial last unit
       {1, 257, 5123},                                      // a tail past the last unit
       {1, 1, 5120},  {2, 129, 1000},                       // one row; batches
@@ -45,7 +49,8 @@ int one(const char* name, cudaStream_t stream, std::uint64_t& seed) {
 template <format F, class In>
 int every_convert(cudaStream_t stream, std::uint64_t& seed) {
   return one<F, t_auto, In>("auto", stream, seed) + one<F, t_sw, In>("sw", stream, seed) +
-         one<F, t_hw, In>("hw", stream, seed);
+         one<F, t_hw, In>("hw", stream, seed) + one<F, t_block, In>("block", stream, seed) +
+         one<F, t_block_sw, In>("block_sw", stream, seed);
 }
 
 template <format F>

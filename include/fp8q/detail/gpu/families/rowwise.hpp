@@ -1,6 +1,6 @@
 // fp8q — rowwise families on row-major input and output, one launch, each row read once:
-//   row_wave   one wave per row, the row in registers, no barrier (rows of up to 24 units per
-//              lane, 6144 bf16 on 32-lane warps); chosen where there are at least 4 rows per
+//   row_wave   one wave per row, the row in registers, no barrier (rows of up to 32 units per
+//              lane, 8192 bf16 on 32-lane warps); chosen where there are at least 4 rows per
 //              multiprocessor (docs/design.md, "One wave per row")
 //   row_block  one block per row, the first 8 units per thread in registers, the rest re-read
 //              from L2; unaligned lines take one element per unit
@@ -18,7 +18,8 @@ namespace fp8q::detail::gpu {
 // single elements when U == 1) stay in registers, raw, between the amax and the cast, so the
 // row is read from device memory once; longer rows re-read the remainder (from L2: one row is
 // at most a few hundred KB). Consecutive threads take consecutive units: each warp-wide load is
-// 512 contiguous bytes and each store 32 * U contiguous bytes.
+// 512 contiguous bytes and each store 32 * U contiguous bytes. A row that passes
+// in_range_group takes the in-range encoder, as in row_wave_kernel.
 // in:       [batch, rows, cols] In, row-major, ld any (16-byte aligned lines when U > 1)
 // out.data: [batch, rows, cols] FP8, row-major (16-byte aligned lines when U > 1)
 template <class SC, class TC, class In, int U, int Items>
@@ -26,6 +27,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint64_t seed) {
   constexpr spec S = SC::value;
   constexpr int threads = TC::value.threads;
+  constexpr bool packed_amax = sizeof(In) == 2 && U == unit_elems<In>;
   using reducer = backend::block_max<threads>;
   __shared__ typename reducer::storage red;
   __shared__ float s_shared;
@@ -44,9 +46,18 @@ __global__ void __launch_bounds__(TC::value.threads)
     unit_raw<In, U> keep[Items];
     std::uint32_t amax = 0;
     load_units<In, U, Items>(src, tid, threads, units, keep);  // every load in flight before the first use
+    if constexpr (packed_amax) {
+      std::uint32_t m = 0;
 #pragma unroll
-    for (int i = 0; i < Items; ++i) {
-      if (tid + static_cast<std::int64_t>(i) * threads < units) amax = unit_amax<In, U>(keep[i], amax);
+      for (int i = 0; i < Items; ++i) {
+        if (tid + static_cast<std::int64_t>(i) * threads < units) m = unit_amax16(keep[i], m);
+      }
+      amax = amax16_bits<In>(m);
+    } else {
+#pragma unroll
+      for (int i = 0; i < Items; ++i) {
+        if (tid + static_cast<std::int64_t>(i) * threads < units) amax = unit_amax<In, U>(keep[i], amax);
+      }
     }
     for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
       amax = unit_amax<In, U>(load_unit<In, U>(src + u * U), amax);
@@ -63,16 +74,33 @@ __global__ void __launch_bounds__(TC::value.threads)
     backend::block_sync();
     const float s = s_shared;
 
-    auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k) {
-      cast_unit<S, TC::value, In, U>(k, s, dst + u * U, seed, [&](int j) { return row_index + u * U + j; });
-    };
+    auto general = [&] {
+      auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k) {
+        cast_unit<S, TC::value, In, U>(k, s, dst + u * U, seed, [&](int j) { return row_index + u * U + j; });
+      };
 #pragma unroll
-    for (int i = 0; i < Items; ++i) {
-      const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
-      if (u < units) cast_store(u, keep[i]);
+      for (int i = 0; i < Items; ++i) {
+        const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
+        if (u < units) cast_store(u, keep[i]);
+      }
+      for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
+        cast_store(u, load_unit<In, U>(src + u * U));
+    };
+    if constexpr (in_range_capable<S>() && U == unit_elems<In>) {
+      if (in_range_group<S>(amax, s)) {
+#pragma unroll
+        for (int i = 0; i < Items; ++i) {
+          const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
+          cast_unit_in_range<S, TC::value, In, U>(keep[i], s, dst + u * U, u < units);
+        }
+        for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
+          cast_unit_in_range<S, TC::value, In, U>(load_unit<In, U>(src + u * U), s, dst + u * U, true);
+      } else {
+        general();
+      }
+    } else {
+      general();
     }
-    for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
-      cast_store(u, load_unit<In, U>(src + u * U));
     for (std::int64_t e = units * U + tid; e < N; e += threads)
       dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
     backend::block_sync();  // red and s_shared are reused by the next row
@@ -177,7 +205,7 @@ struct row_wave {
   static constexpr tuning R = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), 128)
                                              : resolve_tuning(T, S, {});
   static constexpr int U = unit_elems<In>;
-  static constexpr int max_units = 24;  // per lane (docs/design.md: fitted in steps of 4)
+  static constexpr int max_units = 32;  // per lane (docs/design.md: fitted in steps of 4)
   struct plan {};
 
   static bool accepts(const problem<S, In>& p, plan*) {
@@ -208,7 +236,9 @@ struct row_wave {
     if (units <= 12LL * wave) return go(std::integral_constant<int, 12>{});
     if (units <= 16LL * wave) return go(std::integral_constant<int, 16>{});
     if (units <= 20LL * wave) return go(std::integral_constant<int, 20>{});
-    return go(std::integral_constant<int, 24>{});
+    if (units <= 24LL * wave) return go(std::integral_constant<int, 24>{});
+    if (units <= 28LL * wave) return go(std::integral_constant<int, 28>{});
+    return go(std::integral_constant<int, 32>{});
   }
 };
 
