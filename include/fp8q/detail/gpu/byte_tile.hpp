@@ -53,6 +53,23 @@ __device__ inline void transpose_quad(std::uint32_t r0, std::uint32_t r1, std::u
   c[3] = backend::byte_perm(t1, t3, 0x7632);
 }
 
+// encode_quad for a tile whose every column passed in_range_group (scales sc >= +0): the same
+// words, without the NaN and overflow handling.
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_quad_in_range(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
+                                            std::uint32_t (&q)[4][U / 4]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float y[U];
+    widen_unit<In, U>(v[j], y);
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] *= sc[k];
+    std::uint32_t signs[U / 4];
+    unit_signs<In, U>(v[j], signs);
+    encode_words_in_range<S, T>(y, signs, q[j]);
+  }
+}
+
 // Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
 // 4 bytes of each of U column lines, or U bytes of each of 4 row lines, as 32-bit words.
 template <int U>
@@ -105,7 +122,8 @@ __device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& o
 
 // Cast the tile of rows_here x cols_here at (b, r0, c0) of a row-major input (T.tile_rows x
 // T.tile_cols at most) with its column scales (scales: [T.tile_cols] f32 in shared memory, written
-// and synchronized by the caller) and store it. Each thread loads one unit column of 4
+// and synchronized by the caller) and store it; in_range: every column passed in_range_group
+// (tile_column_scales' answer), so the in-range encoder applies. Each thread loads one unit column of 4
 // consecutive rows (all loads in flight), so it holds 4 bytes of U column lines (column-major
 // output) or U bytes of 4 row lines (row-major output). Staged: those go to `tile`, a byte tile
 // in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
@@ -114,7 +132,7 @@ template <spec S, tuning T, class In, bool Staged>
 __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quantized<S>& out,
                                      const byte_tile& tile, const float* scales, std::int64_t b,
                                      std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
-                                     std::uint64_t seed) {
+                                     std::uint64_t seed, bool in_range) {
   constexpr int threads = T.threads;
   constexpr int TR = T.tile_rows;
   constexpr int U = unit_elems<In>;
@@ -127,6 +145,7 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
   const std::int64_t ld = in.ld;
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
   constexpr int items = (TR / 4) * upr;
+  auto body = [&](auto fast) {
   for (int i = tid; i < items; i += threads) {
     const int uc = i % upr;
     const int rq = i / upr;
@@ -143,7 +162,8 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
     std::uint32_t q[4][U / 4];
     const std::int64_t c = c0 + uc * U;
-    encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q);
+    if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, q);
+    else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q);
     if constexpr (Staged) {
       put_quad<U>(tile, rq, uc, q);
     } else {
@@ -174,6 +194,14 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
       }
     }
   }
+  };
+  if constexpr (in_range_capable<S>() && U == unit_elems<In>) {
+    if (in_range) body(std::true_type{});
+    else body(std::false_type{});
+  } else {
+    (void)in_range;
+    body(std::false_type{});
+  }
   if constexpr (Staged) {
     backend::block_sync();
     store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);
@@ -181,16 +209,25 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
 }
 
 // Scales of the tile's columns into scales[] (shared memory; the stored scales too where
-// `store`), then a block barrier. amax(i): column c0 + i's amax bits.
+// `store`), then a block barrier. amax(i): column c0 + i's amax bits. Returns, the same in every
+// thread, whether every column passed in_range_group (columns past cols_here hold zeros, scale 0).
 template <spec S, int TCOL, class AmaxFn>
-__device__ inline void tile_column_scales(const quantized<S>& out, float* scales, std::int64_t b,
+__device__ inline bool tile_column_scales(const quantized<S>& out, float* scales, std::int64_t b,
                                           std::int64_t c0, int cols_here, bool store, AmaxFn amax) {
+  bool in_range = true;
   for (int i = static_cast<int>(threadIdx.x); i < TCOL; i += static_cast<int>(blockDim.x)) {
-    const float sc = i < cols_here ? group_scale<S>(amax(i)) : 0.0f;
+    float sc = 0.0f;
+    if (i < cols_here) {
+      const std::uint32_t a = amax(i);
+      sc = group_scale<S>(a);
+      if constexpr (in_range_capable<S>()) in_range = in_range && in_range_group<S>(a, sc);
+    }
     scales[i] = sc;
     if (i < cols_here && store) write_scales<S>(out, b, 0, c0 + i, sc);
   }
+  if constexpr (in_range_capable<S>()) return backend::block_all(in_range);
   backend::block_sync();
+  return false;
 }
 
 // Shared memory of cast_col_tile's byte tile for tuning T (either output order; 4 bytes when

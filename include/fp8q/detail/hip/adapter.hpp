@@ -167,6 +167,8 @@ struct block_max {
 };
 
 __device__ inline void block_sync() { __syncthreads(); }
+/// A block barrier that also returns whether p holds in every thread of the block.
+__device__ inline bool block_all(bool p) { return __syncthreads_and(p ? 1 : 0) != 0; }
 
 /// Threads per wave, in device code (64 on CDNA, 32 on RDNA; a constant of each target).
 __device__ inline int wave_size() { return warpSize; }

@@ -123,12 +123,12 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t c0 = it.strip * TCOL;
   const int rows_here = here(M - r0, TR);
   const int cols_here = here(N - c0, TCOL);
-  tile_column_scales<S, TCOL>(out, scales, it.b, c0, cols_here, it.chunk == 0, [&](int i) {
+  const bool in_range = tile_column_scales<S, TCOL>(out, scales, it.b, c0, cols_here, it.chunk == 0, [&](int i) {
     return backend::load_relaxed(amax_bits + it.b * N + c0 + i);
   });
   const byte_tile tile{reinterpret_cast<std::uint8_t*>(words), TCOL + 4, TR + 4,
                        out.data.order == layout::row_major};
-  cast_col_tile<S, T, In, Staged>(in, out, tile, scales, it.b, r0, c0, rows_here, cols_here, seed);
+  cast_col_tile<S, T, In, Staged>(in, out, tile, scales, it.b, r0, c0, rows_here, cols_here, seed, in_range);
 }
 
 // 256 x 64 tiles and 256 threads unless the tuning says otherwise (16384 x 5120 bf16,
