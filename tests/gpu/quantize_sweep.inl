@@ -49,7 +49,7 @@ std::vector<shape> shapes(bool quick) {
       {1, 33, 20000},                                    // rows longer than the on-chip path
       {2, 40, 6144},                                     // few rows: one block per row
       {1, 40, 8192},                                     // one block per row, all on chip
-      {1, 70, 7000},                                     // row_wave by name: 28 units per lane
+      {1, 70, 7000},                                     // a partial last unit per thread (row_block)
       {1, 600, 2560}, {1, 600, 4000}, {1, 600, 5120}, {1, 600, 5128},  // one wave per row:
                                                          // 12, 16, 20, 24 units per lane (bf16)
       {3, 70, 90},                                       // batched (3D)

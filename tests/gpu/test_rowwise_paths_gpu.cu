@@ -1,7 +1,8 @@
 // The rowwise families under every conversion path (automatic, software, hardware) for the four
 // data formats, bf16/f16/f32, against the host reference byte for byte (quantize_check.hpp):
-// shapes at each register fit of row_wave (8 to 32 units per lane), partial and tail units,
-// single rows, long rows for row_block, batches, then row_block by name on the same shapes;
+// shapes at each register fit of row_wave (8 to 24 units per lane), rows that the walk gives
+// row_block (28, 32 units per lane and longer), partial and tail units, single rows, batches,
+// then row_block by name on the same shapes;
 // random data (every row takes the
 // in-range encoder: no NaN select, no clamp) and adversarial data (rows with NaN, ±Inf, ±max
 // and ties: the general encoder). A small program next to test_quantize_gpu's full sweep, so
@@ -25,7 +26,7 @@ int one(const char* name, cudaStream_t stream, std::uint64_t& seed) {
   constexpr spec S{.out = F, .granularity = granularity::row, .store = stored_scale::both};
   const shape shapes[] = {
       {1, 600, 2048}, {1, 600, 3072}, {1, 600, 4096}, {1, 600, 5120}, {1, 600, 6144},  // 8..24 units
-      {1, 600, 7168}, {1, 600, 8192},                      // 28, 32 units
+      {1, 600, 7168}, {1, 600, 8192},                      // 28, 32 units: row_block
       {1, 333, 5000},                                      // a partial last unit
       {1, 257, 5123},                                      // a tail past the last unit
       {1, 1, 5120},  {2, 129, 1000},                       // one row; batches

@@ -1,9 +1,10 @@
 // fp8q — rowwise families on row-major input and output, one launch, each row read once:
-//   row_wave   one wave per row, the row in registers, no barrier (rows of up to 32 units per
-//              lane, 8192 bf16 on 32-lane warps); chosen where there are at least 4 rows per
-//              multiprocessor (docs/design.md, "One wave per row")
+//   row_wave   one wave per row, the row in registers, no barrier (rows of up to 24 units per
+//              lane, 6144 bf16 on 32-lane warps); chosen for rows of up to 12 units per lane
+//              where there are at least 4 rows per multiprocessor (docs/design.md, "One wave
+//              per row")
 //   row_block  one block per row, the first 8 units per thread in registers, the rest re-read
-//              from L2; unaligned lines take one element per unit
+//              from L2, one barrier per row; unaligned lines take one element per unit
 #pragma once
 
 #include <cstdint>
@@ -28,15 +29,17 @@ __global__ void __launch_bounds__(TC::value.threads)
   constexpr spec S = SC::value;
   constexpr int threads = TC::value.threads;
   constexpr bool packed_amax = sizeof(In) == 2 && U == unit_elems<In>;
-  using reducer = backend::block_max<threads>;
-  __shared__ typename reducer::storage red;
-  __shared__ float s_shared;
+  // each wave's maximum, one word per wave (threads / 32 bounds the waves of any wave size), in
+  // two buffers by row parity: with one barrier per row no wave is more than one row ahead
+  __shared__ std::uint32_t wave_max[2][threads / 32];
 
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
   const std::int64_t units = N / U;
   const int tid = static_cast<int>(threadIdx.x);
-  for (std::int64_t row = blockIdx.x; row < in.batch * M; row += gridDim.x) {
+  const int wave = backend::wave_size();
+  int parity = 0;
+  for (std::int64_t row = blockIdx.x; row < in.batch * M; row += gridDim.x, parity ^= 1) {
     const std::int64_t b = row / M;
     const std::int64_t r = row % M;
     const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
@@ -65,14 +68,14 @@ __global__ void __launch_bounds__(TC::value.threads)
       const std::uint32_t a = abs_bits(load_one(src + e));
       amax = amax > a ? amax : a;
     }
-    amax = reducer::run(amax, red);
-    if (tid == 0) {
-      const float s = group_scale<S>(amax);
-      s_shared = s;
-      write_scales<S>(out, b, r, 0, s);
-    }
+    // one barrier: every thread folds the waves' maxima and computes the scale itself
+    amax = backend::lanes_max<1>(amax);
+    if (tid % wave == 0) wave_max[parity][tid / wave] = amax;
     backend::block_sync();
-    const float s = s_shared;
+    amax = 0;
+    for (int w = 0; w < threads / wave; ++w) amax = amax > wave_max[parity][w] ? amax : wave_max[parity][w];
+    const float s = group_scale<S>(amax);
+    if (tid == 0) write_scales<S>(out, b, r, 0, s);
 
     auto general = [&] {
       auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k) {
@@ -103,7 +106,6 @@ __global__ void __launch_bounds__(TC::value.threads)
     }
     for (std::int64_t e = units * U + tid; e < N; e += threads)
       dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
-    backend::block_sync();  // red and s_shared are reused by the next row
   }
 }
 
@@ -205,7 +207,10 @@ struct row_wave {
   static constexpr tuning R = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), 128)
                                              : resolve_tuning(T, S, {});
   static constexpr int U = unit_elems<In>;
-  static constexpr int max_units = 32;  // per lane (docs/design.md: fitted in steps of 4)
+  static constexpr int max_units = 24;  // per lane (docs/design.md: fitted in steps of 4)
+  // Longer rows go to row_block by default: row_block measured faster at 16 and 20 units per
+  // lane, row_wave at 8 (H200, 2026-12-01 18:46 UTC; docs/design.md "One wave per row").
+  static constexpr int preferred_units = 12;
   struct plan {};
 
   static bool accepts(const problem<S, In>& p, plan*) {
@@ -215,7 +220,8 @@ struct row_wave {
   // Fewer than 4 rows per multiprocessor take one block per row, so every multiprocessor gets
   // work (128 x 5120: 5.7 us against 6.9 us, H200, 2026-11-29).
   static bool preferred(const problem<S, In>& p) {
-    return p.dev == nullptr || p.in.rows * p.in.batch >= 4LL * p.dev->multiprocessors;
+    return p.dev == nullptr || (p.in.rows * p.in.batch >= 4LL * p.dev->multiprocessors &&
+                                p.in.cols / U <= static_cast<std::int64_t>(preferred_units) * p.dev->wave_size);
   }
   static std::size_t workspace(const matrix_view<const In>&) { return 0; }
 
@@ -236,9 +242,7 @@ struct row_wave {
     if (units <= 12LL * wave) return go(std::integral_constant<int, 12>{});
     if (units <= 16LL * wave) return go(std::integral_constant<int, 16>{});
     if (units <= 20LL * wave) return go(std::integral_constant<int, 20>{});
-    if (units <= 24LL * wave) return go(std::integral_constant<int, 24>{});
-    if (units <= 28LL * wave) return go(std::integral_constant<int, 28>{});
-    return go(std::integral_constant<int, 32>{});
+    return go(std::integral_constant<int, 24>{});
   }
 };
 

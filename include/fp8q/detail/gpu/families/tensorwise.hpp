@@ -73,17 +73,31 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t units = count / U;
   const std::int64_t chunks = (units + chunk - 1) / chunk;
   std::uint32_t amax = 0;
-  for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-    const std::int64_t base = (chunks - 1 - c) * chunk;
-    unit_raw<In, U> w[K];
-    load_units<In, U, K>(src, base + tid, threads, units, w);
+  auto cast_chunks = [&](auto in_range) {
+    for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+      const std::int64_t base = (chunks - 1 - c) * chunk;
+      unit_raw<In, U> w[K];
+      load_units<In, U, K>(src, base + tid, threads, units, w);
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-      const std::int64_t u = base + j * threads + tid;
-      if (u >= units) continue;
-      if constexpr (Record) amax = unit_amax<In, U>(w[j], amax);
-      cast_unit<S, T, In, U>(w[j], s, dst + u * U, seed, [&](int k) { return index_of(u * U + k); });
+      for (int j = 0; j < K; ++j) {
+        const std::int64_t u = base + j * threads + tid;
+        if constexpr (decltype(in_range)::value) {
+          cast_unit_in_range<S, T, In, U>(w[j], s, dst + u * U, u < units);
+        } else {
+          if (u >= units) continue;
+          if constexpr (Record) amax = unit_amax<In, U>(w[j], amax);
+          cast_unit<S, T, In, U>(w[j], s, dst + u * U, seed, [&](int k) { return index_of(u * U + k); });
+        }
+      }
     }
+  };
+  // Dynamic scaling knows the tensor's amax: where it passes in_range_group, the whole tensor
+  // takes the in-range encoder (one test, the same in every thread).
+  if constexpr (!Record && in_range_capable<S>() && U == unit_elems<In>) {
+    if (given_scale == nullptr && in_range_group<S>(amax_bits[b], s)) cast_chunks(std::true_type{});
+    else cast_chunks(std::false_type{});
+  } else {
+    cast_chunks(std::false_type{});
   }
   for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
        e += static_cast<std::int64_t>(gridDim.x) * threads) {
