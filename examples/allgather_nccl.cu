@@ -104,7 +104,7 @@ int main() {
     rank& k = ranks[static_cast<std::size_t>(r)];
     k.comm = comms[static_cast<std::size_t>(r)];
     cuda_ok(cudaSetDevice(r), "cudaSetDevice");
-    cuda_ok(cudaStreamCreateWithFlags(&k.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_ok(cudaStreamCreate(&k.stream), "cudaStreamCreate");  // blocking: ordered after the cudaMemset below
     cuda_ok(cudaMalloc(&k.shard, static_cast<std::size_t>(rows * N) * sizeof(fp8q::bf16)), "cudaMalloc");
     cuda_ok(cudaMemset(k.shard, 0x3c, static_cast<std::size_t>(rows * N) * sizeof(fp8q::bf16)), "cudaMemset");
     cuda_ok(cudaMalloc(&k.gathered_bf16, static_cast<std::size_t>(M * N) * sizeof(fp8q::bf16)), "cudaMalloc");

@@ -127,7 +127,8 @@ int run_ranks(int n, const std::vector<bf16>& w, bool timed) {
     k.device = r;
     k.comm = comms[static_cast<std::size_t>(r)];
     FP8Q_TEST_CUDA(check, cudaSetDevice(r));
-    FP8Q_TEST_CUDA(check, cudaStreamCreateWithFlags(&k.stream, cudaStreamNonBlocking));
+    // blocking: the test's cudaMemcpy and cudaMemset (legacy default stream) stay ordered with it
+    FP8Q_TEST_CUDA(check, cudaStreamCreate(&k.stream));
     FP8Q_TEST_CUDA(check, cudaMalloc(&k.shard, shard_elems * sizeof(bf16)));
     FP8Q_TEST_CUDA(check, cudaMalloc(&k.out, shard_elems));
     FP8Q_TEST_CUDA(check, cudaMalloc(&k.scales, static_cast<std::size_t>(rows) * sizeof(float)));
