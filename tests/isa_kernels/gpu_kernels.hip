@@ -2,7 +2,9 @@
 // bf16/f16/f32 inputs), compiled for AMD targets by the ISA checks in CMakeLists.txt. The memory
 // order of the amax atomics and the conversion path come from the compile line
 // (-DFP8Q_ISA_ORDER=..., -DFP8Q_ISA_CONVERT=...) so the assembly checks can tell them apart;
-// -DFP8Q_ISA_ONE_FORMAT=1 keeps e4m3fnuz only (for checks that do not depend on the format).
+// -DFP8Q_ISA_ONE_FORMAT=1 keeps e4m3fnuz only (for checks that do not depend on the format);
+// -DFP8Q_ISA_PAIRS=1 compiles four (format, input) pairs that take every format and every input
+// type once (the compile-only checks; CMakeLists.txt says why).
 #include "fp8q/gpu/quantize.hpp"
 
 namespace {
@@ -50,7 +52,17 @@ void every_format(matrix_view<const In> in, void* ws, gpu_stream s) {
 }  // namespace
 
 void fp8q_isa_instantiate_all(const void* data, void* ws, gpu_stream s) {
-  every_format(row_major(static_cast<const bf16*>(data), 64, 64), ws, s);
-  every_format(row_major(static_cast<const f16*>(data), 64, 64), ws, s);
-  every_format(row_major(static_cast<const float*>(data), 64, 64), ws, s);
+  const auto b = row_major(static_cast<const bf16*>(data), 64, 64);
+  const auto h = row_major(static_cast<const f16*>(data), 64, 64);
+  const auto f = row_major(static_cast<const float*>(data), 64, 64);
+#if FP8Q_ISA_PAIRS
+  all_granularities<format::e4m3fnuz, bf16>(b, ws, s);
+  all_granularities<format::e4m3fn, bf16>(b, ws, s);
+  all_granularities<format::e5m2fnuz, f16>(h, ws, s);
+  all_granularities<format::e5m2, float>(f, ws, s);
+#else
+  every_format(b, ws, s);
+  every_format(h, ws, s);
+  every_format(f, ws, s);
+#endif
 }

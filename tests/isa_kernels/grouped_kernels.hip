@@ -3,7 +3,8 @@
 // CMakeLists.txt require the offsets error word's relaxed atomic OR and no cache
 // write-back/invalidate around it on gfx942, the 16-byte loads of group_col_tile and
 // group_row_fused, and group_row_fused's LDS atomic max. The automatic walk instantiates every
-// family of its path list, so one call per granularity compiles them all.
+// family of its path list, so one call per granularity compiles them all. -DFP8Q_ISA_PAIRS=1
+// compiles four (format, input) pairs that take every format and every input type once.
 #include "fp8q/gpu/quantize.hpp"
 
 namespace {
@@ -34,7 +35,17 @@ void every_format(matrix_view<const In> in, const gpu_args& a) {
 }  // namespace
 
 void fp8q_isa_grouped(const void* data, const gpu_args& a) {
-  every_format(row_major(static_cast<const bf16*>(data), 64, 64), a);
-  every_format(row_major(static_cast<const f16*>(data), 64, 64), a);
-  every_format(row_major(static_cast<const float*>(data), 64, 64), a);
+  const auto b = row_major(static_cast<const bf16*>(data), 64, 64);
+  const auto h = row_major(static_cast<const f16*>(data), 64, 64);
+  const auto f = row_major(static_cast<const float*>(data), 64, 64);
+#if FP8Q_ISA_PAIRS
+  both<format::e4m3fnuz, bf16>(b, a);
+  both<format::e4m3fn, bf16>(b, a);
+  both<format::e5m2fnuz, f16>(h, a);
+  both<format::e5m2, float>(f, a);
+#else
+  every_format(b, a);
+  every_format(h, a);
+  every_format(f, a);
+#endif
 }
