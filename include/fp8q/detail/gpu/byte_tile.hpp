@@ -20,6 +20,14 @@ struct byte_tile {
   bool row_major;       // the output's order
 };
 
+// Row j of a quad, widened and scaled by its columns' scales: y[k] = v[j][k] * sc[k].
+template <class In, int U>
+__device__ inline void scale_quad_row(const unit_raw<In, U>& v, const float (&sc)[U], float (&y)[U]) {
+  widen_unit<In, U>(v, y);
+#pragma unroll
+  for (int k = 0; k < U; ++k) y[k] *= sc[k];
+}
+
 // Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to
 // q[row][word]: each row's U bytes as U / 4 little-endian words.
 // first_index: the logical index of the quad's first element; N: the matrix width.
@@ -31,9 +39,7 @@ __device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     float y[U];
-    widen_unit<In, U>(v[j], y);
-#pragma unroll
-    for (int k = 0; k < U; ++k) y[k] *= sc[k];
+    scale_quad_row<In, U>(v[j], sc, y);
     const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
     encode_words<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
   }
@@ -61,9 +67,7 @@ __device__ inline void encode_quad_in_range(const unit_raw<In, U> (&v)[4], const
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     float y[U];
-    widen_unit<In, U>(v[j], y);
-#pragma unroll
-    for (int k = 0; k < U; ++k) y[k] *= sc[k];
+    scale_quad_row<In, U>(v[j], sc, y);
     std::uint32_t signs[U / 4];
     unit_signs<In, U>(v[j], signs);
     encode_words_in_range<S, T>(y, signs, q[j]);
@@ -195,13 +199,7 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     }
   }
   };
-  if constexpr (in_range_capable<S>() && U == unit_elems<In>) {
-    if (in_range) body(std::true_type{});
-    else body(std::false_type{});
-  } else {
-    (void)in_range;
-    body(std::false_type{});
-  }
+  with_in_range<S, In, U>([&] { return in_range; }, body);
   if constexpr (Staged) {
     backend::block_sync();
     store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fp8q/detail/gpu/tile.hpp"
 #include "fp8q/detail/index_map.hpp"
@@ -110,6 +111,20 @@ __device__ inline void cast_unit_in_range(const unit_raw<In, U>& r, float s, std
   std::uint32_t w[U / 4];
   encode_words_in_range<S, T>(y, signs, w);
   if (store) store_words<U / 4>(dst, w);
+}
+
+// f(std::true_type{}) where the in-range encoder applies to a group (S takes it, U is a whole
+// 16-byte unit, and in_range() holds: one test, the same in every thread of the group), else
+// f(std::false_type{}). in_range() is called only where S takes the in-range encoder.
+template <spec S, class In, int U, class Cond, class F>
+__device__ inline void with_in_range(Cond in_range, F&& f) {
+  if constexpr (in_range_capable<S>() && U == unit_elems<In>) {
+    if (in_range()) {
+      f(std::true_type{});
+      return;
+    }
+  }
+  f(std::false_type{});
 }
 
 // K units of src, unit first + i * stride for i < K, those below `units` (the others keep

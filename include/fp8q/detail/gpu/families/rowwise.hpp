@@ -77,33 +77,23 @@ __global__ void __launch_bounds__(TC::value.threads)
     const float s = group_scale<S>(amax);
     if (tid == 0) write_scales<S>(out, b, r, 0, s);
 
-    auto general = [&] {
-      auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k) {
-        cast_unit<S, TC::value, In, U>(k, s, dst + u * U, seed, [&](int j) { return row_index + u * U + j; });
+    with_in_range<S, In, U>([&] { return in_range_group<S>(amax, s); }, [&](auto in_range) {
+      // store: u < units (a predicate on the store alone where the row is in range)
+      auto cast_store = [&](std::int64_t u, const unit_raw<In, U>& k, bool store) {
+        if constexpr (decltype(in_range)::value) {
+          cast_unit_in_range<S, TC::value, In, U>(k, s, dst + u * U, store);
+        } else if (store) {
+          cast_unit<S, TC::value, In, U>(k, s, dst + u * U, seed, [&](int j) { return row_index + u * U + j; });
+        }
       };
 #pragma unroll
       for (int i = 0; i < Items; ++i) {
         const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
-        if (u < units) cast_store(u, keep[i]);
+        cast_store(u, keep[i], u < units);
       }
       for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
-        cast_store(u, load_unit<In, U>(src + u * U));
-    };
-    if constexpr (in_range_capable<S>() && U == unit_elems<In>) {
-      if (in_range_group<S>(amax, s)) {
-#pragma unroll
-        for (int i = 0; i < Items; ++i) {
-          const std::int64_t u = tid + static_cast<std::int64_t>(i) * threads;
-          cast_unit_in_range<S, TC::value, In, U>(keep[i], s, dst + u * U, u < units);
-        }
-        for (std::int64_t u = tid + static_cast<std::int64_t>(Items) * threads; u < units; u += threads)
-          cast_unit_in_range<S, TC::value, In, U>(load_unit<In, U>(src + u * U), s, dst + u * U, true);
-      } else {
-        general();
-      }
-    } else {
-      general();
-    }
+        cast_store(u, load_unit<In, U>(src + u * U), true);
+    });
     for (std::int64_t e = units * U + tid; e < N; e += threads)
       dst[e] = encode_scaled<S>(load_one(src + e) * s, seed, row_index + e);
   }

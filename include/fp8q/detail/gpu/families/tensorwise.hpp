@@ -93,12 +93,9 @@ __global__ void __launch_bounds__(TC::value.threads)
   };
   // Dynamic scaling knows the tensor's amax: where it passes in_range_group, the whole tensor
   // takes the in-range encoder (one test, the same in every thread).
-  if constexpr (!Record && in_range_capable<S>() && U == unit_elems<In>) {
-    if (given_scale == nullptr && in_range_group<S>(amax_bits[b], s)) cast_chunks(std::true_type{});
-    else cast_chunks(std::false_type{});
-  } else {
-    cast_chunks(std::false_type{});
-  }
+  // (Recording needs each unit's amax, which only the general walk folds.)
+  with_in_range<S, In, U>([&] { return !Record && given_scale == nullptr && in_range_group<S>(amax_bits[b], s); },
+                          cast_chunks);
   for (std::int64_t e = units * U + blockIdx.x * static_cast<std::int64_t>(threads) + tid; e < count;
        e += static_cast<std::int64_t>(gridDim.x) * threads) {
     const float x = load_one(src + e);
