@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -144,6 +145,9 @@ struct shape {
   i64 in_pad = 0;   // input leading dimension = N + in_pad (row-major)
   i64 out_pad = 0;  // output leading dimension = its line length + out_pad
 };
+
+// --quick: leave out the cases too large for the sanitizers.
+bool quick = false;
 
 // Cases each forced group_row path ran (it must run on some, and decline the rest cleanly).
 int ran_by_path[256] = {};
@@ -293,9 +297,14 @@ void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
       {{2, 65, 600, 7, 0, 128, row, 0, 7}, fused},   // align 128 (output ld 1496)
       {{1, 8, 4096, 1500, 0, 1, row}, block},        // G above the fused cap
       {{1, 20, 512, 9, 0, 1, row, 1, 0}, block},     // input lines not 16-byte aligned
+      // many rows per persistent block (the registers refilled from the next row), with
+      // padded outputs, batches and G above 256
+      {{2, 700, 2112, 7, 0, 1, row}, fused},
+      {{1, 900, 1504, 300, 0, 1, row}, fused},
+      {{1, 600, 1000, 9, 2, 16, row, 0, 1}, fused},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
-  for (const int k : {0, 5, 8}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
+  for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
   every_path<S, f16>(check, rng, edges[1].first, true, false, edges[1].second);
   every_path<S, bf16>(check, rng, edges[0].first, true, /*bad_offsets=*/true, edges[0].second);
   every_path<S, bf16>(check, rng, edges[7].first, false, /*bad_offsets=*/true, edges[7].second);
@@ -320,6 +329,9 @@ void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::
                                  {1, 2000, 2048, 256, 0, 1, layout::col_major},
                                  {1, 1000, 2056, 256, 2, 16, layout::row_major}};
   for (const shape& sh : edges) run_case<S, bf16, T>(check, rng, sh, true);
+  // several strips per block of groups longer than one piece of the tile: 24 x 88 tasks, 500
+  // rows per group (67 M elements: left out of --quick, the sanitizer runs)
+  if (!quick) run_case<S, bf16, T>(check, rng, {1, 12000, 5632, 24, 0, 1, layout::col_major}, true);
   run_case<S, float, T>(check, rng, {2, 1200, 37, 5, 0, 16, layout::col_major, 3}, true);
   run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 3}, true);
   run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 2}, true);
@@ -480,7 +492,8 @@ void graph_and_repeats(fp8q_test::checker& check, std::mt19937_64& rng) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  quick = argc > 1 && std::string(argv[1]) == "--quick";
   if (!fp8q_test::gpu_visible()) return fp8q_test::skip_exit_code;
   fp8q_test::checker check("grouped");
   std::mt19937_64 rng(20261201);

@@ -261,6 +261,38 @@ __device__ inline long long wave_shfl(long long v, int src) { return __shfl_sync
 /// the step of a segmented scan across lanes (the per-group rowwise family).
 __device__ inline unsigned lanes_up(unsigned v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
 
+/// Copy 16 bytes from device memory into shared memory without holding them in registers:
+/// the first src_bytes (0 .. 16) are read, the rest of dst is zeroed. Complete (and visible to
+/// the calling thread) after async_wait; to the block after a block_sync that follows it.
+/// Both addresses 16-byte aligned.
+__device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+#else
+  struct alignas(16) w16 {
+    unsigned char b[16];
+  } t{};
+  for (int k = 0; k < src_bytes; ++k) t.b[k] = static_cast<const unsigned char*>(src)[k];
+  *static_cast<w16*>(dst) = t;
+#endif
+}
+
+/// Close the calling thread's group of async_copy16 calls issued since the last commit.
+__device__ inline void async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/// Wait until at most Pending of the calling thread's committed groups are still in flight.
+template <int Pending>
+__device__ inline void async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+#endif
+}
+
 /// Relaxed atomic max on a word of the block's shared memory (one ATOMS where the address is
 /// known to be shared).
 __device__ inline void shared_max(unsigned* p, unsigned v) { (void)atomicMax(p, v); }

@@ -194,6 +194,28 @@ __device__ inline long long wave_shfl(long long v, int src) { return __shfl(v, s
 /// the step of a segmented scan across lanes (the per-group rowwise family).
 __device__ inline unsigned lanes_up(unsigned v, int delta) { return __shfl_up(v, static_cast<unsigned>(delta)); }
 
+/// Copy 16 bytes from device memory into LDS: the first src_bytes (0 .. 16) are read, the rest
+/// of dst is zeroed. A plain load and store here (the same contract as CUDA's asynchronous
+/// copy, so async_commit and async_wait have nothing to do); visible to the workgroup after a
+/// block_sync. Both addresses 16-byte aligned.
+__device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
+  struct alignas(16) w16 {
+    unsigned w[4];
+  };
+  if (src_bytes >= 16) {
+    *static_cast<w16*>(dst) = *static_cast<const w16*>(src);
+    return;
+  }
+  struct alignas(16) b16 {
+    unsigned char b[16];
+  } t{};
+  for (int k = 0; k < src_bytes; ++k) t.b[k] = static_cast<const unsigned char*>(src)[k];
+  *static_cast<b16*>(dst) = t;
+}
+__device__ inline void async_commit() {}
+template <int Pending>
+__device__ inline void async_wait() {}
+
 /// Relaxed atomic max on a word of the workgroup's LDS.
 __device__ inline void shared_max(unsigned* p, unsigned v) {
   (void)__hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);

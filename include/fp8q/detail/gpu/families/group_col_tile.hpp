@@ -1,15 +1,21 @@
 // fp8q — per-group colwise with each group's column strip staged on chip (granularity::group_col,
 // the MoE weight gradient; docs/design.md, "Per-group colwise: one read per strip"). A block
 // takes one group of one batch item and a few consecutive 128-byte column strips of it (64
-// bf16/f16 columns, 32 f32). Per strip, the group's rows go from device memory to a swizzled
-// shared-memory tile in 16-byte units (several loads in flight per thread) while the column
-// maxima fold in registers; the scales follow; the tile is then read transposed in quads of 4
-// rows x 1 unit, encoded, and written: a column-major output leaves as 4-byte words, a warp
-// covering 128 contiguous bytes of one column; a row-major one as 4 or 8-byte pieces of rows.
-// A group longer than the tile takes two passes inside the block (maxima over chunks of the
-// tile's size, then the chunks encoded last first: the last is still in the tile, the others
-// re-read, mostly from L2). Row-major input with 16-byte aligned lines; any output layout;
-// padded outputs; bad offsets clamped (device_groups.hpp).
+// bf16/f16 columns, 32 f32). The tile is two halves; a strip's rows go to them in pieces of
+// one half each, copied from device memory straight into shared memory (backend::async_copy16:
+// no registers held, a whole piece in flight at once) in 16-byte units, swizzled. A thread
+// folds the column maxima of the units it copied itself (no barrier), the scales follow, and
+// the tile is read transposed in quads of 4 rows x 1 unit, encoded and written: a column-major
+// output leaves as 4-byte words, a warp covering 128 contiguous bytes of one column; a
+// row-major one as 4 or 8-byte pieces of rows.
+//   - A group of one piece: the next strip's copy goes into the other half before this strip's
+//     fold, so a block's loads stay in flight through its own encode.
+//   - A longer group: two passes inside the block. The maxima over its pieces (the next piece
+//     in flight while one is folded), then the pieces encoded last first: the last two are
+//     still in the tile, the others come back (mostly from L2), the next one in flight while
+//     one is encoded.
+// Row-major input with 16-byte aligned lines; any output layout; padded outputs; bad offsets
+// clamped (device_groups.hpp).
 #pragma once
 
 #include <cstdint>
@@ -28,17 +34,14 @@ inline constexpr int gct_units = 8;
 /// Columns of the widest strip (2-byte inputs).
 inline constexpr int gct_max_cols = gct_units * 8;
 
-/// Rows of the tile (a multiple of 4): a group's strip of up to gct_rows - 4 rows is read from
-/// device memory once (4 rows of slack align the quads to the output's rows). 704 rows (88 KiB)
-/// leave two blocks per multiprocessor on sm_90 and fit the 99 KiB opt-in of sm_86/89; HIP's
-/// 64 KiB of LDS per workgroup take 448.
+/// Rows of the tile, two halves of gct_half rows: 704 rows (88 KiB) leave two blocks per
+/// multiprocessor on sm_90 and fit the 99 KiB opt-in of sm_86/89; HIP's 64 KiB of LDS per
+/// workgroup take 448.
 inline constexpr int gct_rows = FP8Q_TOOLCHAIN_HIP ? 448 : 704;
-inline constexpr int gct_chunk = gct_rows - 4;  // group rows per pass over the tile
-
-/// Rounds of loads in flight per thread (each round one unit): 32 KiB of a block's reads in
-/// flight with 256 threads (or more).
-template <int Threads>
-inline constexpr int gct_loads = Threads >= 512 ? 4 : 8;
+inline constexpr int gct_half = gct_rows / 2;
+/// Group rows per piece: a half less 4 rows of slack that align the quads to the output's rows.
+inline constexpr int gct_piece = gct_half - 4;
+static_assert(gct_half % 32 == 0, "a half starts on the swizzle's period (8 quads)");
 
 /// One block's shared memory: the kernel lays its dynamic shared memory out as this, the host
 /// launches sizeof of it (gct_smem_bytes).
@@ -58,19 +61,6 @@ inline constexpr int gct_smem_bytes = static_cast<int>(sizeof(gct_shared<Threads
 /// distinct 4-bank groups.
 __device__ inline int gct_slot(int r, int u) { return u ^ ((r >> 2) & 7); }
 
-/// The first `count` (< U) elements of a unit at p, the rest zero (a line's last, partial unit:
-/// the bytes past the line's end are never read).
-template <class In, int U>
-__device__ inline unit_raw<In, U> load_unit_head(const In* p, int count) {
-  struct elems {
-    In e[U];
-  } t{};
-#pragma unroll
-  for (int k = 0; k < U; ++k)
-    if (k < count) t.e[k] = p[k];
-  return __builtin_bit_cast(unit_raw<In, U>, t);
-}
-
 // One strip of one group, as every family-wide constant of the block sees it.
 struct gct_strip {
   std::int64_t c0;  // first column
@@ -78,54 +68,86 @@ struct gct_strip {
   int units_here;   // units holding them
 };
 
-// Rows [i0, i0 + rows_c) of the group (src: the group's first row of the strip) into the tile at
-// tile rows + phase, folding column maxima into cmax where Fold, storing where Keep.
-template <int Threads, class In, bool Fold, bool Keep>
-__device__ inline void gct_load_chunk(gct_shared<Threads>& sh,
-                                      const In* src,  // [n, ld] In: the group's strip
-                                      std::int64_t ld, std::int64_t i0, int rows_c, int phase,
-                                      const gct_strip& st, std::uint32_t (&cmax)[unit_elems<In>]) {
-  constexpr int U = unit_elems<In>;
-  constexpr int step = Threads / gct_units;  // rows per round
-  const int tid = static_cast<int>(threadIdx.x);
-  const int u = tid % gct_units;
-  const int r0 = tid / gct_units;
-  const int head = st.cols_here - u * U;  // this thread's unit: whole when >= U, none when <= 0
-  const In* p = src + i0 * ld + u * U;
-  for (int base = 0; base < rows_c; base += step * gct_loads<Threads>) {
-    unit_raw<In, U> v[gct_loads<Threads>];
+// Running column maxima of the units one thread folds: for 2-byte inputs two columns per word
+// (magnitude bits, fast::max_u16x2), for f32 one per word; bits() gives max_unit's f32 bits.
+template <class In>
+struct column_max {
+  static constexpr int U = unit_elems<In>;
+  std::uint32_t w[4] = {};
+  __device__ void add(const u32x4& r) {
+    const std::uint32_t v[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-    for (int i = 0; i < gct_loads<Threads>; ++i) {
-      const int r = base + r0 + step * i;
-      v[i] = unit_raw<In, U>{};
-      if (r < rows_c && head > 0)
-        v[i] = head >= U ? load_unit<In, U>(p + r * ld) : load_unit_head<In, U>(p + r * ld, head);
-    }
-#pragma unroll
-    for (int i = 0; i < gct_loads<Threads>; ++i) {
-      const int r = base + r0 + step * i;
-      if (r >= rows_c) continue;
-      if constexpr (Fold) max_unit<In, U>(v[i], cmax);
-      if constexpr (Keep) sh.tile[r + phase][gct_slot(r + phase, u)] = v[i];
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) w[k] = fast::max_u16x2(w[k], v[k] & 0x7fff7fffu);
+      else w[k] = w[k] > (v[k] & 0x7fffffffu) ? w[k] : (v[k] & 0x7fffffffu);
     }
   }
+  __device__ void bits(std::uint32_t (&cmax)[U]) const {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) {
+        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] & 0xffffu)}));
+        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] >> 16)}));
+      } else {
+        cmax[k] = w[k];
+      }
+    }
+  }
+};
+
+// Piece k of the strip (group rows [k * gct_piece, + rows_c); src: the group's first row of the
+// strip) copied into half `half` at its rows + phase: one committed group of async copies per
+// thread. Thread tid copies unit tid % gct_units of rows tid / gct_units + j * (Threads /
+// gct_units), the same units it folds (gct_fold_piece).
+template <int Threads, class In>
+__device__ inline void gct_issue_piece(gct_shared<Threads>& sh,
+                                       const In* src,  // [n, ld] In: the group's strip
+                                       std::int64_t ld, std::int64_t k, int rows_c, int half,
+                                       int phase, const gct_strip& st) {
+  constexpr int U = unit_elems<In>;
+  constexpr int step = Threads / gct_units;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int u = tid % gct_units;
+  const int head = st.cols_here - u * U;  // this thread's unit: whole when >= U, none when <= 0
+  if (head > 0) {
+    const int bytes = (head >= U ? U : head) * static_cast<int>(sizeof(In));
+    const In* p = src + (k * gct_piece) * ld + u * U;
+    const int at = half * gct_half + phase;
+    for (int r = tid / gct_units; r < rows_c; r += step)
+      backend::async_copy16(&sh.tile[at + r][gct_slot(at + r, u)], p + r * ld, bytes);
+  }
+  backend::async_commit();
 }
 
-// Encode the tile's rows (group rows [i0, i0 + rows_c), at tile rows + phase) and store them.
-// A work item is one quad (4 tile rows, 4-aligned in the output's rows) x one unit column:
-// column-major output gives consecutive quads of one unit column to consecutive lanes (a warp
-// then writes 128 contiguous bytes of each of U columns), row-major output consecutive units of
-// one quad (each row's strip leaves as one piece per lane).
+// Fold the units this thread copied of a piece in half `half` (after its async_wait).
+template <int Threads, class In>
+__device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c, int half, int phase,
+                                      const gct_strip& st, column_max<In>& cm) {
+  constexpr int step = Threads / gct_units;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int u = tid % gct_units;
+  if (st.cols_here - u * unit_elems<In> <= 0) return;
+  const int at = half * gct_half + phase;
+  for (int r = tid / gct_units; r < rows_c; r += step) cm.add(sh.tile[at + r][gct_slot(at + r, u)]);
+}
+
+// Encode piece k (group rows [i0, i0 + rows_c), i0 = k * gct_piece, in half `half` at its rows
+// + phase) and store it. A work item is one quad (4 tile rows, 4-aligned in the output's rows)
+// x one unit column: column-major output gives consecutive quads of one unit column to
+// consecutive lanes (a warp then writes 128 contiguous bytes of each of U columns), row-major
+// output consecutive units of one quad (each row's strip leaves as one piece per lane).
 template <spec S, tuning T, class In>
-__device__ inline void gct_encode_chunk(const gct_shared<T.threads>& sh, const quantized<S>& out,
+__device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const quantized<S>& out,
                                         const device_group& d, std::int64_t b, std::int64_t i0,
-                                        int rows_c, int phase, const gct_strip& st, std::int64_t M,
-                                        std::int64_t N, bool col_out, bool wide, std::uint64_t seed) {
+                                        int rows_c, int half, int phase, const gct_strip& st,
+                                        std::int64_t M, std::int64_t N, bool col_out, bool wide,
+                                        std::uint64_t seed) {
   constexpr int U = unit_elems<In>;
   constexpr int threads = T.threads;
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);  // [batch, rows', cols] FP8
   const int nq = (rows_c + phase + 3) / 4;
-  const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of tile row 0
+  const int at = half * gct_half;                          // a multiple of 32: quads keep their rotation
+  const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of the half's row 0
   const std::int64_t out_row0 = d.out_begin + i0 - phase;  // its output row: a multiple of 4
   const int items = nq * st.units_here;
   for (int it = static_cast<int>(threadIdx.x); it < items; it += threads) {
@@ -137,7 +159,7 @@ __device__ inline void gct_encode_chunk(const gct_shared<T.threads>& sh, const q
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       v[j] = unit_raw<In, U>{};
-      if (j >= lo && j < hi) v[j] = sh.tile[4 * q + j][uc ^ (q & 7)];
+      if (j >= lo && j < hi) v[j] = sh.tile[at + 4 * q + j][uc ^ (q & 7)];
     }
     float sc[U];
 #pragma unroll
@@ -208,10 +230,10 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   if (n == 0 || strip_first >= strips) return;  // an empty group writes nothing; a dual launch's narrower tensor
   const std::int64_t strip_end = strip_first + strips_per_block < strips ? strip_first + strips_per_block : strips;
   const int phase = static_cast<int>(d.out_begin % 4);
-  const std::int64_t chunks = (n + gct_chunk - 1) / gct_chunk;
-  const auto rows_of = [&](std::int64_t ch) {
-    const std::int64_t left = n - ch * gct_chunk;
-    return static_cast<int>(left < gct_chunk ? left : gct_chunk);
+  const std::int64_t pieces = (n + gct_piece - 1) / gct_piece;
+  const auto rows_of = [&](std::int64_t k) {
+    const std::int64_t left = n - k * gct_piece;
+    return static_cast<int>(left < gct_piece ? left : gct_piece);
   };
   const bool col_out = out.data.order == layout::col_major;
   const std::int64_t word = col_out ? 4 : U;  // the bytes one wide store writes
@@ -220,34 +242,74 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   const group_partials gp{&sh.partial[0][0], gct_max_cols};
   const int lane = tid % wave_n;
   const int wave = tid / wave_n;
-  for (std::int64_t strip = strip_first; strip < strip_end; ++strip) {
+  const auto strip_of = [&](std::int64_t strip) {
     gct_strip st{};
     st.c0 = strip * cols;
     st.cols_here = N - st.c0 < cols ? static_cast<int>(N - st.c0) : cols;
     st.units_here = (st.cols_here + U - 1) / U;
-    const In* src = in.data + in.offset(b, d.begin, st.c0);  // [n, ld] In: the group's strip
-    if (strip != strip_first) backend::block_sync();  // the strip before has left the tile
-    std::uint32_t cmax[U] = {};
-    for (std::int64_t ch = 0; ch + 1 < chunks; ++ch)
-      gct_load_chunk<threads, In, true, false>(sh, src, in.ld, ch * gct_chunk, rows_of(ch), phase, st, cmax);
-    gct_load_chunk<threads, In, true, true>(sh, src, in.ld, (chunks - 1) * gct_chunk, rows_of(chunks - 1),
-                                            phase, st, cmax);
+    return st;
+  };
+  const auto src_of = [&](const gct_strip& st) {  // [n, ld] In: the group's strip
+    return in.data + in.offset(b, d.begin, st.c0);
+  };
+  const auto encode = [&](const gct_strip& st, std::int64_t k, int half) {
+    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide, seed);
+  };
+  int half = 0;  // one-piece groups: the half holding the current strip
+  if (pieces == 1) {
+    const gct_strip st = strip_of(strip_first);
+    gct_issue_piece<threads, In>(sh, src_of(st), in.ld, 0, rows_of(0), half, phase, st);
+  }
+  for (std::int64_t strip = strip_first; strip < strip_end; ++strip) {
+    const gct_strip st = strip_of(strip);
+    const In* src = src_of(st);
+    column_max<In> cm;
+    if (pieces == 1) {  // the next strip goes into the other half, freed by the barrier that ended the last strip
+      if (strip + 1 < strip_end) {
+        const gct_strip next = strip_of(strip + 1);
+        gct_issue_piece<threads, In>(sh, src_of(next), in.ld, 0, rows_of(0), half ^ 1, phase, next);
+        backend::async_wait<1>();
+      } else {
+        backend::async_wait<0>();
+      }
+      gct_fold_piece<threads, In>(sh, rows_of(0), half, phase, st, cm);
+    } else {  // piece k in half k % 2; a thread folds only what it copied, so no barrier
+      gct_issue_piece<threads, In>(sh, src, in.ld, 0, rows_of(0), 0, phase, st);
+      for (std::int64_t k = 0; k < pieces; ++k) {
+        if (k + 1 < pieces) {
+          gct_issue_piece<threads, In>(sh, src, in.ld, k + 1, rows_of(k + 1), static_cast<int>((k + 1) % 2), phase, st);
+          backend::async_wait<1>();
+        } else {
+          backend::async_wait<0>();
+        }
+        gct_fold_piece<threads, In>(sh, rows_of(k), static_cast<int>(k % 2), phase, st, cm);
+      }
+    }
+    std::uint32_t cmax[U];
+    cm.bits(cmax);
     put_unit_columns<gct_units, U>(gp, cmax, lane, wave);
-    backend::block_sync();
+    backend::block_sync();  // also: every thread's copies are visible to the block
     for (int i = tid; i < cols; i += threads) {
       const float s = i < st.cols_here ? group_scale<S>(gp.fold(i, threads / wave_n)) : 0.0f;
       sh.scales[i] = s;
       if (i < st.cols_here) write_scales<S>(out, b, g, st.c0 + i, s);
     }
     backend::block_sync();
-    for (std::int64_t ch = chunks - 1; ch >= 0; --ch) {
-      if (ch != chunks - 1) {  // the last chunk is still in the tile; the others come back
-        backend::block_sync();
-        gct_load_chunk<threads, In, false, true>(sh, src, in.ld, ch * gct_chunk, rows_of(ch), phase, st, cmax);
-        backend::block_sync();
+    if (pieces == 1) {
+      encode(st, 0, half);
+      half ^= 1;
+    } else {  // last first: pieces - 1 and pieces - 2 are still in the tile
+      for (std::int64_t k = pieces - 1; k >= 0; --k) {
+        if (k != pieces - 1) backend::block_sync();  // piece k + 1 is encoded: its half is free
+        const bool fetch = k >= 1 && k - 1 < pieces - 2;
+        if (fetch) gct_issue_piece<threads, In>(sh, src, in.ld, k - 1, rows_of(k - 1), static_cast<int>((k - 1) % 2), phase, st);
+        if (k < pieces - 2) {  // piece k, copied during the encode of k + 1
+          if (fetch) backend::async_wait<1>();
+          else backend::async_wait<0>();
+          backend::block_sync();
+        }
+        encode(st, k, static_cast<int>(k % 2));
       }
-      gct_encode_chunk<S, T, In>(sh, out, d, b, ch * gct_chunk, rows_of(ch), phase, st, M, N, col_out,
-                                 wide, seed);
     }
     const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
     auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
@@ -256,6 +318,7 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
       const std::int64_t k = col_out ? it / pad : it % st.cols_here;
       out_bytes[out.data.offset(b, d.out_begin + n + r, st.c0 + k)] = 0;
     }
+    backend::block_sync();  // the tile's halves, the partials and the scales are free
   }
 }
 
@@ -323,11 +386,12 @@ struct group_col_tile {
   static bool preferred(const problem<S, In>&) { return true; }
   static std::size_t workspace(const matrix_view<const In>&) { return 0; }
 
-  /// Strips per block: one per (group, strip) task while tasks are few; with many small groups
-  /// (G in the hundreds) up to 8, so that each block's offsets scan and start-up serve several
-  /// strips while the grid still holds 16 blocks per multiprocessor.
+  /// Strips per block: with many tasks up to 8 consecutive strips of one group, so that a
+  /// one-piece group's next strip is in flight while a strip is encoded and each block's offsets
+  /// scan serves several strips, while the grid still holds four blocks per resident slot (two
+  /// per multiprocessor); one strip per block while tasks are few.
   static int strips_per_block(std::int64_t tasks, int multiprocessors) {
-    const std::int64_t k = tasks / (16 * static_cast<std::int64_t>(multiprocessors > 0 ? multiprocessors : 1));
+    const std::int64_t k = tasks / (8 * static_cast<std::int64_t>(multiprocessors > 0 ? multiprocessors : 1));
     return static_cast<int>(k < 1 ? 1 : k > 8 ? 8 : k);
   }
 
