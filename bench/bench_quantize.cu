@@ -912,6 +912,7 @@ constexpr fq::tuning t_relaxed{.amax_order = fq::memory_order::relaxed};
 constexpr fq::tuning t_acq_rel{.amax_order = fq::memory_order::acq_rel};
 constexpr fq::tuning t_seq_cst{.amax_order = fq::memory_order::seq_cst};
 constexpr fq::tuning t_threads128{.threads = 128};
+constexpr fq::tuning t_threads256{.threads = 256};
 constexpr fq::tuning t_threads512{.threads = 512};
 constexpr fq::tuning t_threads1024{.threads = 1024};
 constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
@@ -990,8 +991,8 @@ std::vector<case_desc> all_cases() {
     v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, g, col_out));
   for (const std::int64_t g : {16, 64})
     v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
-  for (const std::int64_t g : {16, 64}) {  // blocks of 512 and 1024 threads: fewer units per thread, more warps
-    v.push_back(grouped_case<group_row_fn, t_threads512>("group_rowwise", 8192, 16640, g, row_out, 1, "threads512"));
+  for (const std::int64_t g : {16, 64}) {  // blocks of 256 and 1024 threads beside the default 512
+    v.push_back(grouped_case<group_row_fn, t_threads256>("group_rowwise", 8192, 16640, g, row_out, 1, "threads256"));
     v.push_back(grouped_case<group_row_fn, t_threads1024>("group_rowwise", 8192, 16640, g, row_out, 1, "threads1024"));
   }
   v.push_back(grouped_dual_case<group_col_fn>(16640, 5120, 64));

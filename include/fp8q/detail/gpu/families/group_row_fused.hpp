@@ -8,14 +8,19 @@
 //     so the group of each unit, where it straddles a boundary, and its place in its group's
 //     run of lanes are worked out once per block and kept in one register per unit;
 //   - per row: the first Items * threads units stay in registers (longer rows re-read the rest
-//     from L2); each unit's max is merged with the lanes of the same group by a segmented scan
-//     across the wave (groups are contiguous, so a wave's lanes hold nondecreasing group ids),
-//     and the last lane of each run does one shared-memory atomic max; a unit that straddles
-//     one boundary folds and encodes twice (once per group) and selects bytes; units that
-//     straddle more, and the last N % U elements, go element by element;
-//   - a barrier, one thread per group turns its maximum into the scale (and stores it), a
-//     barrier, then the cast from registers with one 8-byte (bf16/f16) or 4-byte (f32) store
-//     per unit: byte stores only where a padded output shifts a group off the unit grid.
+//     from L2). A wave whose every unit lies in at most two groups (one boundary, empty groups
+//     at it included) with its first part on the output's unit grid takes the lean path, chosen
+//     once per wave: the unit's 16-bit magnitudes maxed two at a time, the part past a boundary
+//     sent to its group by one atomic of that lane, then the lanes of each group reduced
+//     together (one redux.sync for a one-group wave, match.any + redux.sync otherwise on
+//     sm_80+, a segmented scan across the wave elsewhere) and one shared-memory atomic max per
+//     run; the rest (units across several boundaries, columns past the last end, padded groups
+//     off the unit grid) goes out of line, element by element where it must;
+//   - a barrier, one thread per group turns its maximum into the scale (and stores it) and
+//     tells whether the in-range encoder applies, a barrier, then the cast from registers: each
+//     element times its group's scale, one encode per unit, one 8-byte (bf16/f16) or 4-byte
+//     (f32) store per unit, byte stores only where a padded output shifts a group off the unit
+//     grid or a unit of a padded output crosses a boundary.
 // G up to group_row_fused_max_groups; more groups, other layouts and unaligned lines take
 // group_rowwise (docs/design.md, "Per-group rowwise in one read").
 #pragma once
@@ -29,16 +34,34 @@
 
 namespace fp8q::detail::gpu {
 
-/// The most groups group_row_fused serves: its shared memory holds four words per group
-/// (16 KiB at 1024), room for several blocks per multiprocessor.
+/// The most groups group_row_fused serves: its shared memory holds seven words per group
+/// (28 KiB at 1024), room for several blocks per multiprocessor.
 inline constexpr int group_row_fused_max_groups = 1024;
+
+/// Blocks per multiprocessor that group_row_fused_kernel declares for a fit of Items units per
+/// thread: the most at which ptxas (CUDA 13, sm_90) spills at most a few words: 512 threads, 64
+/// registers up to 5 units; 256 threads, 80 registers up to 9; larger fits keep one block (up to
+/// 128 registers at 512 threads). Occupancy is what this kernel's speed follows (each block takes
+/// its rows one after another, two barriers each): docs/design.md, "Per-group rowwise in one read".
+constexpr int group_row_fused_min_blocks(int threads, int items) {
+  return threads >= 512 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
+}
+
+/// A group's scale for this row, whether the in-range encoder applies to it (in_range_group),
+/// and its output shift: one 16-byte shared load per unit in the cast.
+struct alignas(16) group_cast {
+  float scale;
+  std::uint32_t in_range;
+  std::int32_t shift;  ///< where the group's output column c goes minus c (0 unless padded)
+  std::int32_t unused;
+};
 
 /// One block's view of the groups (static shared memory).
 struct group_row_shared {
   std::int32_t end[group_row_fused_max_groups];        ///< clamped ends c_g (device_groups.hpp)
   std::int32_t out_begin[group_row_fused_max_groups];  ///< first output column of group g (padded)
   std::uint32_t amax[group_row_fused_max_groups];      ///< this row's maxima, f32 bits (setup: scan scratch)
-  float scale[group_row_fused_max_groups];             ///< this row's scales (setup: scan scratch)
+  group_cast cast[group_row_fused_max_groups];         ///< this row's scales (setup: scan scratch)
 };
 
 /// The first group whose clamped end lies above column c: c's group, or G past the last end.
@@ -71,23 +94,31 @@ __device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, Op 
 
 /// What a thread knows of one of its units, packed in one word: the group g of its first
 /// element (G: past the last end; G + 1: no such unit); where it straddles exactly one
-/// boundary, into group g + 1 (or past the last end), the column of that boundary within the
-/// unit (split, 1 .. U - 1; 0 where the unit lies in one group); whether it straddles more
-/// (empty groups or groups of fewer than U columns at the boundary: element by element);
-/// whether its lane ends its group's run in the wave; and for each scan step k whether the lane
-/// 2^k below holds a unit of the same group.
+/// boundary, into the next nonempty group h (or past the last end; h - g up to 7, empty groups
+/// between them), the column of that boundary within the unit (split, 1 .. U - 1; 0 where the
+/// unit lies in one group) and h; whether it straddles more (groups of fewer than U columns
+/// at the boundary, or more than 6 empty groups there: element by element);
+/// whether its lane ends its group's run in the wave; for each scan step k whether the lane
+/// 2^k below holds a unit of the same group; whether every lane of the wave holds a whole
+/// unit of this one group (`uniform`: one wave-wide max, no scan); and whether every lane of
+/// the wave holds a unit of at most two groups below G whose first part lands on the unit grid
+/// of the output (`fast`: the kernel's lean path, chosen for the whole wave at once; the rest,
+/// rare, goes out of line).
 struct unit_place {
   static constexpr std::uint32_t group_mask = 0xffffu;
   static constexpr int split_shift = 16;               // 3 bits
   static constexpr std::uint32_t many = 1u << 19;      // more than one boundary, or an empty group at it
   static constexpr std::uint32_t run_end = 1u << 20;
   static constexpr int steps_shift = 21;               // up to 6 bits (64-lane waves)
+  static constexpr std::uint32_t uniform = 1u << 27;
+  static constexpr std::uint32_t fast = 1u << 28;
+  static constexpr int next_shift = 29;                // 3 bits: the group past the split is g + 1 .. g + 7
 
   /// Unit u of `units` in a row, at lane `lane` of a wave of `wave` lanes (every lane of the
   /// wave calls this together: it exchanges group ids across lanes).
   template <int U>
-  __device__ static std::uint32_t of(const group_row_shared& s, int G, int u, int units, int lane,
-                                     int wave) {
+  __device__ static std::uint32_t of(const group_row_shared& s, int G, bool padded, int u, int units,
+                                     int lane, int wave) {
     static_assert(U <= 8, "split takes 3 bits");
     const bool valid = u < units;
     const int c0 = u * U;
@@ -95,7 +126,10 @@ struct unit_place {
     std::uint32_t w = static_cast<std::uint32_t>(g);
     if (valid && g < G) {
       const int last = group_of_column(s.end, G, c0 + U - 1);
-      if (last == g + 1) w |= static_cast<std::uint32_t>(s.end[g] - c0) << split_shift;
+      // one boundary, possibly with empty groups at it: the unit's elements lie in g and in
+      // `last` (or past the last end), split at g's end
+      if (last != g && s.end[last - 1] == s.end[g] && last - g <= 7)
+        w |= static_cast<std::uint32_t>(s.end[g] - c0) << split_shift | static_cast<std::uint32_t>(last - g) << next_shift;
       else if (last != g) w |= many;
     }
     const int next = u + 1 < units ? group_of_column(s.end, G, c0 + U) : G + 2;
@@ -103,10 +137,21 @@ struct unit_place {
     for (int k = 0; (1 << k) < wave; ++k)
       if (backend::lanes_up(static_cast<std::uint32_t>(g), 1 << k) == static_cast<std::uint32_t>(g))
         w |= 1u << (steps_shift + k);
+    // uniform: the largest and the smallest key over the wave agree, a lane's key being its
+    // group where its unit lies whole in one group and a value of its own otherwise
+    const bool whole = g < G && (w & ((7u << split_shift) | many)) == 0;
+    const std::uint32_t key = whole ? static_cast<std::uint32_t>(g) : 0x10000u + static_cast<std::uint32_t>(lane);
+    if (backend::lanes_max<1>(key) == ~backend::lanes_max<1>(~key)) w |= uniform;
+    // fast: no lane of the wave fails (a max over the wave of a 0/1 flag)
+    const bool lean = g < G && !(w & many) && (s.cast[g].shift % U) == 0;
+    if (backend::lanes_max<1>(lean ? 0u : 1u) == 0u) w |= fast;
+    (void)padded;  // the shift above already says where a padded group's columns go
     return w;
   }
   __device__ static int group(std::uint32_t w) { return static_cast<int>(w & group_mask); }
   __device__ static int split(std::uint32_t w) { return static_cast<int>((w >> split_shift) & 7u); }
+  /// The group of the part of a split unit past its boundary (G or more: past the last end).
+  __device__ static int next(std::uint32_t w) { return group(w) + static_cast<int>(w >> next_shift); }
 };
 
 /// Group g's first input column (its predecessor's clamped end).
@@ -117,40 +162,82 @@ __device__ inline int group_shift(const group_row_shared& s, int g, bool padded)
   return padded ? s.out_begin[g] - group_begin(s, g) : 0;
 }
 
-/// Fold one unit (first column c0) into its groups' maxima: the segmented scan across the wave
-/// (every lane of the wave calls this together), then one shared atomic per run of lanes.
+/// The 16-bit lanes of a unit of 2-byte elements below element `split` (0 .. 8), as masks of
+/// its four words: the part of a unit that lies in the group before a boundary.
+__device__ inline u32x4 below_mask16(int split) {
+  auto word = [&](int j) {
+    const int bits = 16 * split - 32 * j;
+    return bits >= 32 ? 0xffffffffu : bits <= 0 ? 0u : (1u << bits) - 1u;
+  };
+  return u32x4{word(0), word(1), word(2), word(3)};
+}
+
+/// The rare unit whose columns cross an empty group or more than one boundary: its elements
+/// past g's end go straight to their own groups' maxima; returns the max of the part in g.
+/// Out of line, so that the unrolled loops over a thread's units stay small.
 template <class In, int U>
-__device__ inline void fold_unit(group_row_shared& s, int G, const unit_raw<In, U>& raw,
-                                 std::uint32_t place, int c0, int wave) {
+__device__ __noinline__ std::uint32_t fold_many_unit(group_row_shared& s, int G, unit_raw<In, U> raw, int g, int c0) {
+  float x[U];
+  widen_unit<In, U>(raw, x);
+  std::uint32_t v = 0;
+  int h = g;
+#pragma unroll
+  for (int k = 0; k < U; ++k) {
+    while (h < G && s.end[h] <= c0 + k) ++h;
+    const std::uint32_t a = abs_bits(x[k]);
+    if (h == g) v = v > a ? v : a;
+    else if (h < G) backend::shared_max(&s.amax[h], a);
+  }
+  return v;
+}
+
+/// Fold one unit (first column c0) into its groups' maxima across the wave (every lane of the
+/// wave calls this together), then one shared atomic per run of lanes of one group: a uniform
+/// wave takes one wave-wide max; otherwise the lanes of a group are matched and reduced in
+/// hardware where the backend can (has_lanes_key_max), else by a segmented scan across the wave.
+/// 2-byte inputs take the maxima of their 16-bit magnitudes, two per instruction.
+template <class In, int U>
+__device__ __noinline__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
+                                       int c0, int wave) {
+  constexpr bool packed = sizeof(In) == 2 && U == unit_elems<In>;
   const int g = unit_place::group(place);
+  const int split = unit_place::split(place);  // the part from split on is group h's
+  const int h = unit_place::next(place);
   std::uint32_t v = 0;
   if (g < G) {
-    float x[U];
-    widen_unit<In, U>(raw, x);
-    if (!(place & unit_place::many)) {
-      const int split = unit_place::split(place);  // 0: the whole unit is g's
-      std::uint32_t v2 = 0;                         // the part past the boundary: group g + 1's
+    if (!(place & ((7u << unit_place::split_shift) | unit_place::many))) {  // the whole unit is g's
+      if constexpr (packed) v = amax16_bits<In>(unit_amax16(raw, 0));
+      else v = unit_amax<In, U>(raw, 0);
+    } else if (!(place & unit_place::many)) {
+      std::uint32_t v2 = 0;
+      if constexpr (packed) {
+        const u32x4 m = below_mask16(split);
+        v = amax16_bits<In>(unit_amax16(u32x4{raw.x & m.x, raw.y & m.y, raw.z & m.z, raw.w & m.w}, 0));
+        v2 = amax16_bits<In>(unit_amax16(u32x4{raw.x & ~m.x, raw.y & ~m.y, raw.z & ~m.z, raw.w & ~m.w}, 0));
+      } else {
+        float x[U];
+        widen_unit<In, U>(raw, x);
 #pragma unroll
-      for (int k = 0; k < U; ++k) {
-        const std::uint32_t a = abs_bits(x[k]);
-        if (split == 0 || k < split) v = v > a ? v : a;
-        else v2 = v2 > a ? v2 : a;
+        for (int k = 0; k < U; ++k) {
+          const std::uint32_t a = abs_bits(x[k]);
+          if (k < split) v = v > a ? v : a;
+          else v2 = v2 > a ? v2 : a;
+        }
       }
-      if (split != 0 && g + 1 < G) backend::shared_max(&s.amax[g + 1], v2);
-    } else {  // elements past g's end go straight to their own groups
-      int h = g;
-#pragma unroll
-      for (int k = 0; k < U; ++k) {
-        while (h < G && s.end[h] <= c0 + k) ++h;
-        const std::uint32_t a = abs_bits(x[k]);
-        if (h == g) v = v > a ? v : a;
-        else if (h < G) backend::shared_max(&s.amax[h], a);
-      }
+      if (h < G) backend::shared_max(&s.amax[h], v2);
+    } else {
+      v = fold_many_unit<In, U>(s, G, raw, g, c0);
     }
   }
-  for (int k = 0; (1 << k) < wave; ++k) {
-    const std::uint32_t w = backend::lanes_up(v, 1 << k);
-    if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
+  if (place & unit_place::uniform) {
+    v = backend::wave_max(v);  // the same branch in every lane of the wave
+  } else if constexpr (backend::has_lanes_key_max) {
+    v = backend::lanes_key_max(v, static_cast<std::uint32_t>(g));
+  } else {
+    for (int k = 0; (1 << k) < wave; ++k) {
+      const std::uint32_t w = backend::lanes_up(v, 1 << k);
+      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
+    }
   }
   if ((place & unit_place::run_end) && g < G) backend::shared_max(&s.amax[g], v);
 }
@@ -161,59 +248,175 @@ __device__ inline std::uint8_t word_byte(const std::uint32_t (&w)[W], int k) {
   return static_cast<std::uint8_t>(w[k / 4] >> (8 * (k % 4)));
 }
 
-/// Cast one unit (first column c0) with its groups' scales into the output row.
-/// dst: [cols'] FP8 bytes of the row (U-byte aligned).
+/// The rare unit that crosses an empty group or several boundaries, element by element (out of
+/// line, as fold_many_unit). dst: [cols'] FP8 bytes of the row.
+template <spec S, class In, int U>
+__device__ __noinline__ void cast_many_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+                                            int g, int c0, std::uint8_t* dst, std::uint64_t seed,
+                                            std::uint64_t row_index) {
+  float x[U];
+  widen_unit<In, U>(raw, x);
+  int h = g;
+#pragma unroll
+  for (int k = 0; k < U; ++k) {
+    const int c = c0 + k;
+    while (h < G && s.end[h] <= c) ++h;
+    if (h < G) dst[c + group_shift(s, h, padded)] = encode_scaled<S>(x[k] * s.cast[h].scale, seed, row_index + c);
+  }
+}
+
+/// Cast one unit (first column c0) with its groups' scales into the output row: every element
+/// is multiplied by its own group's scale (a unit that straddles one boundary selects the scale
+/// per element), the unit is encoded once, by the in-range encoder where every group it touches
+/// passed in_range_group, and stored as one 8-byte (bf16/f16) or 4-byte (f32) word store, byte
+/// by byte only where a padded output moves a group off the unit grid or the unit ends the last
+/// group. dst: [cols'] FP8 bytes of the row (U-byte aligned).
 template <spec S, tuning T, class In, int U>
-__device__ inline void cast_grouped_unit(const group_row_shared& s, int G, bool padded,
-                                         const unit_raw<In, U>& raw, std::uint32_t place, int c0,
-                                         std::uint8_t* dst, std::uint64_t seed, std::uint64_t row_index) {
+__device__ __noinline__ void cast_grouped_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+                                               std::uint32_t place, int c0, std::uint8_t* dst,
+                                               std::uint64_t seed, std::uint64_t row_index) {
   constexpr int W = U / 4;
   const int g = unit_place::group(place);
   if (g >= G) return;  // past the last end: not written
-  auto index = [&](int k) { return row_index + c0 + k; };
-  if (!(place & unit_place::many)) {
-    const int split = unit_place::split(place);
-    std::uint32_t w[W];
-    encode_unit_words<S, T, In, U>(raw, s.scale[g], w, seed, index);
-    const int at = c0 + group_shift(s, g, padded);
-    if (split == 0) {
-      if (at % U == 0) {
-        store_words<W>(dst + at, w);
-      } else {  // a padded group shifted off the unit grid
+  if (place & unit_place::many) {
+    cast_many_unit<S, In, U>(s, G, padded, raw, g, c0, dst, seed, row_index);
+    return;
+  }
+  const int split = unit_place::split(place);  // 0: the whole unit is g's
+  const int h = unit_place::next(place);
+  const bool second = split != 0 && h < G;  // else any part past g lies past the last end: not written
+  const group_cast gc = s.cast[g];
+  float y[U];
+  widen_unit<In, U>(raw, y);
+  bool in_range = gc.in_range != 0;
+  if (split == 0) {
 #pragma unroll
-        for (int k = 0; k < U; ++k) dst[at + k] = word_byte(w, k);
-      }
+    for (int k = 0; k < U; ++k) y[k] *= gc.scale;
+  } else {
+    const group_cast gc2 = second ? s.cast[h] : group_cast{0.0f, 1u, 0, 0};
+    in_range = in_range && gc2.in_range != 0;
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] *= k < split ? gc.scale : gc2.scale;
+  }
+  std::uint32_t w[W];
+  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fits) {
+    if constexpr (decltype(fits)::value) {
+      std::uint32_t signs[W];
+      unit_signs<In, U>(raw, signs);
+      encode_words_in_range<S, T>(y, signs, w);
+    } else {
+      encode_words<S, T>(y, w, seed, [&](int k) { return row_index + c0 + k; });
+    }
+  });
+  const int at = c0 + group_shift(s, g, padded);
+  if (split == 0 || (!padded && second)) {
+    if (at % U == 0) {
+      store_words<W>(dst + at, w);
       return;
     }
-    // One boundary: the bytes below split with g's scale, the rest with g + 1's.
-    const bool second = g + 1 < G;  // else the rest lies past the last end: not written
-    std::uint32_t w2[W];
-    encode_unit_words<S, T, In, U>(raw, second ? s.scale[g + 1] : 0.0f, w2, seed, index);
-    if (!padded && second) {
+  }
+  // a padded group shifted off the unit grid, or a unit across a boundary of a padded output or
+  // across the last end
+  const int at2 = c0 + (second ? group_shift(s, h, padded) : 0);
 #pragma unroll
-      for (int j = 0; j < W; ++j) {
-        const int below = split - 4 * j;  // bytes of word j that are g's
-        const std::uint32_t mask = below >= 4 ? 0xffffffffu : below <= 0 ? 0u : (1u << (8 * below)) - 1u;
-        w[j] = (w[j] & mask) | (w2[j] & ~mask);
-      }
-      store_words<W>(dst + c0, w);
-      return;
+  for (int k = 0; k < U; ++k) {
+    if (split == 0 || k < split) dst[at + k] = word_byte(w, k);
+    else if (second) dst[at2 + k] = word_byte(w, k);
+  }
+}
+
+/// fold_unit for a wave whose every unit is `fast` (unit_place): its part in g (all of it, or
+/// the part below a boundary, whose rest goes to the next group by one atomic of the lane that
+/// holds it), then the wave's maxima per group and one shared atomic per run of lanes.
+template <class In, int U>
+__device__ inline void fold_fast(group_row_shared& s, int G, const unit_raw<In, U>& raw, std::uint32_t place,
+                                 int wave) {
+  constexpr bool packed = sizeof(In) == 2 && U == unit_elems<In>;
+  const int g = unit_place::group(place);
+  const int split = unit_place::split(place);
+  std::uint32_t v = 0;
+  if constexpr (packed) {
+    u32x4 r = raw;
+    if (split != 0) {  // few lanes: the part past the boundary is the next group's
+      const u32x4 m = below_mask16(split);
+      const std::uint32_t v2 = amax16_bits<In>(unit_amax16(u32x4{raw.x & ~m.x, raw.y & ~m.y, raw.z & ~m.z, raw.w & ~m.w}, 0));
+      const int h = unit_place::next(place);
+      if (h < G) backend::shared_max(&s.amax[h], v2);
+      r = u32x4{raw.x & m.x, raw.y & m.y, raw.z & m.z, raw.w & m.w};
     }
-    const int at2 = c0 + (second ? group_shift(s, g + 1, padded) : 0);
-#pragma unroll
-    for (int k = 0; k < U; ++k) {
-      if (k < split) dst[at + k] = word_byte(w, k);
-      else if (second) dst[at2 + k] = word_byte(w2, k);
-    }
+    v = amax16_bits<In>(unit_amax16(r, 0));
   } else {
     float x[U];
     widen_unit<In, U>(raw, x);
-    int h = g;
+    const int below = split != 0 ? split : U;
+    std::uint32_t v2 = 0;
 #pragma unroll
     for (int k = 0; k < U; ++k) {
-      const int c = c0 + k;
-      while (h < G && s.end[h] <= c) ++h;
-      if (h < G) dst[c + group_shift(s, h, padded)] = encode_scaled<S>(x[k] * s.scale[h], seed, row_index + c);
+      const std::uint32_t a = abs_bits(x[k]);
+      if (k < below) v = v > a ? v : a;
+      else v2 = v2 > a ? v2 : a;
+    }
+    if (split != 0 && unit_place::next(place) < G) backend::shared_max(&s.amax[unit_place::next(place)], v2);
+  }
+  if (place & unit_place::uniform) {
+    v = backend::wave_max(v);
+  } else if constexpr (backend::has_lanes_key_max) {
+    v = backend::lanes_key_max(v, static_cast<std::uint32_t>(g));
+  } else {
+    for (int k = 0; (1 << k) < wave; ++k) {
+      const std::uint32_t w = backend::lanes_up(v, 1 << k);
+      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
+    }
+  }
+  if (place & unit_place::run_end) backend::shared_max(&s.amax[g], v);
+}
+
+/// cast_grouped_unit for a `fast` unit: its group's scale (and the next group's past a
+/// boundary), one encode of the unit, one word store on the output's unit grid; a unit across a
+/// boundary of a padded output, or across the last end, stores its bytes one by one.
+/// dst: [cols'] FP8 bytes of the row (U-byte aligned).
+template <spec S, tuning T, class In, int U>
+__device__ inline void cast_fast(const group_row_shared& s, int G, bool padded, const unit_raw<In, U>& raw,
+                                 std::uint32_t place, int c0, std::uint8_t* dst, std::uint64_t seed,
+                                 std::uint64_t row_index) {
+  constexpr int W = U / 4;
+  const int g = unit_place::group(place);
+  const int split = unit_place::split(place);
+  const group_cast gc = s.cast[g];
+  float y[U];
+  widen_unit<In, U>(raw, y);
+#pragma unroll
+  for (int k = 0; k < U; ++k) y[k] *= gc.scale;
+  bool in_range = gc.in_range != 0;
+  const int h = unit_place::next(place);
+  const bool second = split != 0 && h < G;
+  if (split != 0) {  // the elements from split on take h's scale (0 past the last end: not written)
+    const group_cast gc2 = second ? s.cast[h] : group_cast{0.0f, 1u, 0, 0};
+    in_range = in_range && gc2.in_range != 0;
+    float x[U];
+    widen_unit<In, U>(raw, x);
+#pragma unroll
+    for (int k = 0; k < U; ++k) y[k] = k < split ? y[k] : x[k] * gc2.scale;
+  }
+  std::uint32_t w[W];
+  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fits) {
+    if constexpr (decltype(fits)::value) {
+      std::uint32_t signs[W];
+      unit_signs<In, U>(raw, signs);
+      encode_words_in_range<S, T>(y, signs, w);
+    } else {
+      encode_words<S, T>(y, w, seed, [&](int k) { return row_index + c0 + k; });
+    }
+  });
+  const int at = c0 + gc.shift;
+  if (split == 0 || (!padded && second)) {
+    store_words<W>(dst + at, w);
+  } else {
+    const int at2 = c0 + (second ? s.cast[h].shift : 0);
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      if (k < split) dst[at + k] = word_byte(w, k);
+      else if (second) dst[at2 + k] = word_byte(w, k);
     }
   }
 }
@@ -223,10 +426,11 @@ __device__ inline void cast_grouped_unit(const group_row_shared& s, int G, bool 
 //           when padded)
 // scales:   [batch, G, rows] f32
 // gs.ends:  [G] int32, device; G <= group_row_fused_max_groups
-// One block per multiprocessor is the occupancy floor declared: with the bare thread bound ptxas
-// (CUDA 13, sm_90) spilled some fits to stay at or under 128 registers.
+// The occupancy floor declared per fit (group_row_fused_min_blocks): left alone, ptxas (CUDA 13,
+// sm_90) gave the 9-unit fit 157 registers, one 256-thread block per multiprocessor, which left
+// each row's load latency and barriers exposed.
 template <class SC, class TC, class In, int Items>
-__global__ void __launch_bounds__(TC::value.threads, 1)
+__global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(TC::value.threads, Items))
     group_row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                            std::uint32_t* error_word, std::uint64_t seed) {
   constexpr spec S = SC::value;
@@ -255,7 +459,7 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
   // prefix max), then the padded starts P_g (an exclusive prefix sum of the rounded sizes).
   {
     auto* scratch_a = reinterpret_cast<std::int32_t*>(s.amax);
-    auto* scratch_b = reinterpret_cast<std::int32_t*>(s.scale);
+    auto* scratch_b = reinterpret_cast<std::int32_t*>(s.cast);
     for (int g = tid; g < G; g += threads) s.end[g] = gs.ends[g] > 0 ? gs.ends[g] : 0;
     backend::block_sync();
     const std::int32_t* c = block_scan<threads>(s.end, scratch_a, G, [](std::int32_t x, std::int32_t y) {
@@ -280,13 +484,14 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
         group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], o0, o0 + rounded(g)});
       }
       s.amax[g] = 0;
+      s.cast[g] = group_cast{0.0f, 0u, group_shift(s, g, padded), 0};
     }
     backend::block_sync();
   }
 
   std::uint32_t place[Items];
 #pragma unroll
-  for (int i = 0; i < Items; ++i) place[i] = unit_place::of<U>(s, G, tid + i * threads, units, lane, wave);
+  for (int i = 0; i < Items; ++i) place[i] = unit_place::of<U>(s, G, padded, tid + i * threads, units, lane, wave);
 
   const int tail_col = units * U + tid;  // the last N % U elements, one per thread
   const int tail_group = tail_col < N ? group_of_column(s.end, G, tail_col) : G;
@@ -299,10 +504,13 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
     const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
 
 #pragma unroll
-    for (int i = 0; i < Items; ++i) fold_unit<In, U>(s, G, keep[i], place[i], (tid + i * threads) * U, wave);
+    for (int i = 0; i < Items; ++i) {
+      if (place[i] & unit_place::fast) fold_fast<In, U>(s, G, keep[i], place[i], wave);  // the same in every lane of the wave
+      else fold_unit<In, U>(s, G, keep[i], place[i], (tid + i * threads) * U, wave);
+    }
     for (int base = Items * threads; base < units; base += threads) {  // rows longer than the registers
       const int u = base + tid;
-      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+      const std::uint32_t pl = unit_place::of<U>(s, G, padded, u, units, lane, wave);
       const unit_raw<In, U> raw = u < units ? load_unit<In, U>(src + u * U) : unit_raw<In, U>{};
       fold_unit<In, U>(s, G, raw, pl, u * U, wave);
     }
@@ -313,7 +521,8 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
       const std::uint32_t a = s.amax[g];
       s.amax[g] = 0;  // for the next row: its atomics come after the barrier below
       const float sc = group_scale<S>(a);
-      s.scale[g] = sc;
+      s.cast[g].scale = sc;
+      s.cast[g].in_range = in_range_group<S>(a, sc) ? 1u : 0u;
       if (s.end[g] > group_begin(s, g)) write_scales<S>(out, b, g, r, sc);  // an empty group has no scale
     }
     backend::block_sync();
@@ -325,17 +534,18 @@ __global__ void __launch_bounds__(TC::value.threads, 1)
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int u = tid + i * threads;
-      cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
+      if (place[i] & unit_place::fast) cast_fast<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
+      else cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
       if (next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
     }
     for (int base = Items * threads; base < units; base += threads) {
       const int u = base + tid;
-      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+      const std::uint32_t pl = unit_place::of<U>(s, G, padded, u, units, lane, wave);
       if (u < units) cast_grouped_unit<S, T, In, U>(s, G, padded, load_unit<In, U>(src + u * U), pl, u * U, dst, seed, row_index);
     }
     if (tail_group < G)
       dst[tail_col + group_shift(s, tail_group, padded)] =
-          encode_scaled<S>(load_one(src + tail_col) * s.scale[tail_group], seed, row_index + tail_col);
+          encode_scaled<S>(load_one(src + tail_col) * s.cast[tail_group].scale, seed, row_index + tail_col);
     if (padded) {  // each group's padding columns: zero bytes, one wave per group
       const int waves = threads / wave;
       for (int g = tid / wave; g < G; g += waves) {
@@ -358,8 +568,10 @@ bool lines_aligned_to(const matrix_view<T>& v, std::int64_t bytes) {
          (v.ld * e) % bytes == 0 && (v.batch == 1 || (v.batch_stride * e) % bytes == 0);
 }
 
-// 256 threads unless the tuning says otherwise; Items (units per thread kept in registers)
-// fitted to the row in steps of 2 up to 12, then 16 (spare registers cost occupancy, as for
+// 512 threads unless the tuning says otherwise (two blocks of 16 warps per multiprocessor at the
+// 5-unit fit; docs/design.md, "Per-group rowwise in one read"); Items (units per thread kept in
+// registers) fitted to the row: 2, 4, 5 (a 16640-column bf16 row at 512 threads: 2080 units),
+// 6, 8, 9 (the same row at 256 threads), 12, 16 (spare registers cost occupancy, as for
 // row_wave).
 template <spec S, tuning T, class In>
 struct group_row_fused {
@@ -368,7 +580,7 @@ struct group_row_fused {
   static constexpr bool device_dependent = false;
   // The path names the family, not its code: a forced call and the walk share the kernels.
   static constexpr tuning R = [] {
-    tuning t = resolve_tuning(T, S, {});
+    tuning t = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), 512) : resolve_tuning(T, S, {});
     t.path = gpu_path::automatic;
     return t;
   }();
@@ -403,9 +615,10 @@ struct group_row_fused {
     };
     if (per_thread <= 2) return go(std::integral_constant<int, 2>{});
     if (per_thread <= 4) return go(std::integral_constant<int, 4>{});
+    if (per_thread <= 5) return go(std::integral_constant<int, 5>{});
     if (per_thread <= 6) return go(std::integral_constant<int, 6>{});
     if (per_thread <= 8) return go(std::integral_constant<int, 8>{});
-    if (per_thread <= 10) return go(std::integral_constant<int, 10>{});
+    if (per_thread <= 9) return go(std::integral_constant<int, 9>{});
     if (per_thread <= 12) return go(std::integral_constant<int, 12>{});
     return go(std::integral_constant<int, 16>{});
   }
