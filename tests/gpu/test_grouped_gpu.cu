@@ -4,8 +4,9 @@
 // an unwritten byte cannot pass for a written one), and the whole allocations must be equal:
 // data, scales, padded ends, and every guard and unwritten element.
 // Covered: the four data formats, bf16/f16/f32 inputs, both output layouts, batches, stochastic
-// rounding, G in {0, 1, 7, 64, 256} with empty groups, groups of one line, a group holding every
-// line, lines past the last end, adversarial values (NaN, +-Inf, 0, -0, subnormals, ties), padded
+// rounding, G in {0, 1, 7, 24, 64, 256} with empty groups (runs of them at one line too),
+// groups of one line, a group holding every line, lines past the last end, adversarial values
+// (NaN, +-Inf, 0, -0, subnormals, ties), padded
 // outputs (align 16 and 128), bad device offsets (clamped like device_groups.hpp says; compared
 // with the host run on the clamped offsets; the error word's bits), graph capture and replay,
 // and 10 repeated runs giving identical bytes. Per-group rowwise runs every path by name too
@@ -113,6 +114,15 @@ std::vector<std::int32_t> make_ends(std::mt19937_64& rng, i64 G, i64 extent, int
     e[1] = 2;
     e[2] = 2;
     for (std::size_t g = 3; g < e.size(); ++g) e[g] = std::max(e[g], e[g - 1]);
+  } else if (pattern == 4 && G >= 24) {
+    // evenly spread ends, then empty groups at one line inside a 16-byte unit: 4 of them (one
+    // boundary with empty groups at it: group_row_fused's lean path takes it, 5 groups on) and
+    // 10 (more than its unit_place encodes: element by element)
+    for (std::size_t g = 0; g < e.size(); ++g) e[g] = static_cast<std::int32_t>(extent * static_cast<i64>(g + 1) / (G + 1));
+    e[4] = static_cast<std::int32_t>(extent / 5 / 8 * 8 + 3);
+    for (std::size_t g = 5; g <= 8; ++g) e[g] = e[4];
+    e[11] = static_cast<std::int32_t>(extent / 2 / 8 * 8 + 5);
+    for (std::size_t g = 12; g <= 21; ++g) e[g] = e[11];
   } else if (pattern == 3 && G == 3) {  // one group of 3/4 of the lines: longer than any tile
     e = {static_cast<std::int32_t>(extent / 10), static_cast<std::int32_t>(extent / 10 + extent * 3 / 4),
          static_cast<std::int32_t>(extent * 9 / 10)};
@@ -302,6 +312,9 @@ void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
       {{2, 700, 2112, 7, 0, 1, row}, fused},
       {{1, 900, 1504, 300, 0, 1, row}, fused},
       {{1, 600, 1000, 9, 2, 16, row, 0, 1}, fused},
+      // runs of 4 and 10 empty groups at one column inside a unit
+      {{1, 70, 2112, 24, 4, 1, row}, fused},
+      {{1, 70, 2112, 24, 4, 16, row, 0, 1}, fused},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
   for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
