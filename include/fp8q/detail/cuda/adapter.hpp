@@ -307,6 +307,11 @@ __device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
 #endif
 }
 
+/// Whether async_copy16 runs while the thread goes on (cp.async, sm_80+; a load and a store on
+/// older devices, still correct): the same value in the host and the device passes, so that a
+/// family's host side sizes the shared memory its kernel lays out.
+inline constexpr bool async_copy_overlaps = true;
+
 /// Close the calling thread's group of async_copy16 calls issued since the last commit.
 __device__ inline void async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -47,6 +47,14 @@ constexpr int group_row_fused_min_blocks(int threads, int items) {
   return threads >= 512 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
 }
 
+/// Whether the fit of Items units per thread stages the block's next row in shared memory (a
+/// copy that runs while the row before is finished: backend::async_copy_overlaps) rather than
+/// loading it into the registers as each unit is cast; up to 2560 units (40 KiB), so that the
+/// blocks group_row_fused_min_blocks asks for fit an sm_90 multiprocessor's shared memory.
+constexpr bool group_row_fused_staged(int threads, int items) {
+  return backend::async_copy_overlaps && threads * items <= 2560;
+}
+
 /// A group's scale for this row, whether the in-range encoder applies to it (in_range_group),
 /// and its output shift: one 16-byte shared load per unit in the cast.
 struct alignas(16) group_cast {
@@ -437,7 +445,11 @@ __global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(
   constexpr tuning T = TC::value;
   constexpr int threads = T.threads;
   constexpr int U = unit_elems<In>;
-  __shared__ group_row_shared s;
+  // dynamic shared memory: the groups, then (staged) [Items][threads] 16-byte units of the next row
+  extern __shared__ u32x4 dyn[];
+  group_row_shared& s = *reinterpret_cast<group_row_shared*>(dyn);
+  constexpr bool staged = group_row_fused_staged(threads, Items);
+  u32x4* slots = dyn + sizeof(group_row_shared) / sizeof(u32x4);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = backend::wave_size();
@@ -515,6 +527,20 @@ __global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(
       fold_unit<In, U>(s, G, raw, pl, u * U, wave);
     }
     if (tail_group < G) backend::shared_max(&s.amax[tail_group], abs_bits(load_one(src + tail_col)));
+    const std::int64_t next = row + gridDim.x;
+    const In* next_src = next < total ? in.data + in.offset(next / M, next % M, 0) : nullptr;  // [cols] In
+    if constexpr (staged) {
+      // The next row's units go to this thread's slots now, the fold above having read this
+      // row's out of them; they are in flight through the barriers, the scales and the cast.
+      if (next_src != nullptr) {
+#pragma unroll
+        for (int i = 0; i < Items; ++i) {
+          const int u = tid + i * threads;
+          if (u < units) backend::async_copy16(&slots[i * threads + tid], next_src + u * U, 16);
+        }
+        backend::async_commit();
+      }
+    }
     backend::block_sync();
 
     for (int g = tid; g < G; g += threads) {
@@ -527,16 +553,14 @@ __global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(
     }
     backend::block_sync();
 
-    // Each unit's register is refilled from the next row as soon as it is cast, so loads stay
-    // in flight through this row's stores and the next row's barriers.
-    const std::int64_t next = row + gridDim.x;
-    const In* next_src = next < total ? in.data + in.offset(next / M, next % M, 0) : nullptr;  // [cols] In
+    // Unstaged, each unit's register is refilled from the next row as soon as it is cast, so
+    // loads stay in flight through this row's stores and the next row's barriers.
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int u = tid + i * threads;
       if (place[i] & unit_place::fast) cast_fast<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
       else cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
-      if (next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
+      if (!staged && next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
     }
     for (int base = Items * threads; base < units; base += threads) {
       const int u = base + tid;
@@ -555,6 +579,14 @@ __global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(
       }
     }
     // the scales of this row are read above; the next row's are written after its first barrier
+    if constexpr (staged) {
+      if (next_src != nullptr) {  // this thread's own copies: no barrier needed
+        backend::async_wait<0>();
+#pragma unroll
+        for (int i = 0; i < Items; ++i)
+          if (tid + i * threads < units) keep[i] = slots[i * threads + tid];
+      }
+    }
 
     row = next;
   }
@@ -587,12 +619,26 @@ struct group_row_fused {
   static constexpr int U = unit_elems<In>;
   struct plan {};
 
+  /// The fit (units per thread kept in registers) for a row of `cols` elements.
+  static int fit(std::int64_t cols) {
+    const std::int64_t per_thread = (cols / U + R.threads - 1) / R.threads;
+    for (const int items : {2, 4, 5, 6, 8, 9, 12})
+      if (per_thread <= items) return items;
+    return 16;
+  }
+  /// Dynamic shared memory of a launch of the fit: the groups, and the staged row.
+  static int shared_bytes(int items) {
+    return static_cast<int>(sizeof(group_row_shared)) +
+           (group_row_fused_staged(R.threads, items) ? items * R.threads * static_cast<int>(sizeof(u32x4)) : 0);
+  }
+
   static bool accepts(const problem<S, In>& p, plan*) {
     const std::int64_t limit = 0x3fffffffLL;  // columns and padded columns as int in the kernel
     return p.in.order == layout::row_major && p.out.data.order == layout::row_major &&
            lines_aligned16(p.in) && lines_aligned_to(p.out.data, U) &&
            p.groups.count <= group_row_fused_max_groups && p.in.cols <= limit &&
-           p.out.data.cols <= limit && p.groups.align <= limit;
+           p.out.data.cols <= limit && p.groups.align <= limit &&
+           (p.dev == nullptr || backend::max_dynamic_shared(*p.dev) >= shared_bytes(fit(p.in.cols)));
   }
   static bool preferred(const problem<S, In>&) { return true; }
   static std::size_t workspace(const matrix_view<const In>&) { return 0; }
@@ -600,7 +646,6 @@ struct group_row_fused {
   static status enqueue(const problem<S, In>& p, const plan&, void*, gpu_stream stream) {
     if (p.groups.count == 0) return status::success;  // G = 0 writes nothing
     const std::int64_t rows = p.in.rows * p.in.batch;
-    const std::int64_t per_thread = (p.in.cols / U + R.threads - 1) / R.threads;
     auto go = [&](auto items) -> status {
       constexpr auto kernel = group_row_fused_kernel<spec_c<S>, tuning_c<R>, In, decltype(items)::value>;
       // One wave of persistent blocks: each serves rows/grid rows, give or take one, so the
@@ -610,17 +655,19 @@ struct group_row_fused {
         return st;
       const std::int64_t resident = static_cast<std::int64_t>(per_mp > 0 ? per_mp : 1) * p.dev->multiprocessors;
       const unsigned grid = static_cast<unsigned>(rows < resident ? rows : resident);
-      return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, p.groups,
-                                     p.error_word, p.seed);
+      return backend::launch_shared<kernel>(*p.dev, dim3(grid), R.threads, shared_bytes(decltype(items)::value),
+                                            stream, p.in, p.out, p.groups, p.error_word, p.seed);
     };
-    if (per_thread <= 2) return go(std::integral_constant<int, 2>{});
-    if (per_thread <= 4) return go(std::integral_constant<int, 4>{});
-    if (per_thread <= 5) return go(std::integral_constant<int, 5>{});
-    if (per_thread <= 6) return go(std::integral_constant<int, 6>{});
-    if (per_thread <= 8) return go(std::integral_constant<int, 8>{});
-    if (per_thread <= 9) return go(std::integral_constant<int, 9>{});
-    if (per_thread <= 12) return go(std::integral_constant<int, 12>{});
-    return go(std::integral_constant<int, 16>{});
+    switch (fit(p.in.cols)) {
+      case 2: return go(std::integral_constant<int, 2>{});
+      case 4: return go(std::integral_constant<int, 4>{});
+      case 5: return go(std::integral_constant<int, 5>{});
+      case 6: return go(std::integral_constant<int, 6>{});
+      case 8: return go(std::integral_constant<int, 8>{});
+      case 9: return go(std::integral_constant<int, 9>{});
+      case 12: return go(std::integral_constant<int, 12>{});
+      default: return go(std::integral_constant<int, 16>{});
+    }
   }
 };
 
