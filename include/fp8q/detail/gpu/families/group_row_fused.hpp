@@ -649,7 +649,10 @@ struct group_row_fused {
     auto go = [&](auto items) -> status {
       constexpr auto kernel = group_row_fused_kernel<spec_c<S>, tuning_c<R>, In, decltype(items)::value>;
       // One wave of persistent blocks: each serves rows/grid rows, give or take one, so the
-      // last wave is never a partial one.
+      // last wave is never a partial one. resident_blocks counts registers only: a staged fit's
+      // shared memory (at most 68 KiB a block) keeps as many resident on sm_90 (228 KiB); where a
+      // multiprocessor holds less, the blocks that do not fit start as others finish (the same
+      // bytes, later).
       int per_mp = 0;
       if (const status st = backend::resident_blocks<kernel>(*p.dev, R.threads, &per_mp); st != status::success)
         return st;
