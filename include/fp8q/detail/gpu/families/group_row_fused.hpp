@@ -256,6 +256,24 @@ __device__ inline std::uint8_t word_byte(const std::uint32_t (&w)[W], int k) {
   return static_cast<std::uint8_t>(w[k / 4] >> (8 * (k % 4)));
 }
 
+/// The words of one unit's scaled values y (each element times its own group's scale), by the
+/// in-range encoder where `in_range` holds for every group the unit touches (signs from the
+/// input's own bits), else by encode_words; index0: the logical index of the unit's first element.
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_scaled_unit(const unit_raw<In, U>& raw, const float (&y)[U], bool in_range,
+                                          std::uint32_t (&w)[U / 4], std::uint64_t seed, std::uint64_t index0) {
+  constexpr int W = U / 4;
+  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fits) {
+    if constexpr (decltype(fits)::value) {
+      std::uint32_t signs[W];
+      unit_signs<In, U>(raw, signs);
+      encode_words_in_range<S, T>(y, signs, w);
+    } else {
+      encode_words<S, T>(y, w, seed, [&](int k) { return index0 + k; });
+    }
+  });
+}
+
 /// The rare unit that crosses an empty group or several boundaries, element by element (out of
 /// line, as fold_many_unit). dst: [cols'] FP8 bytes of the row.
 template <spec S, class In, int U>
@@ -307,15 +325,7 @@ __device__ __noinline__ void cast_grouped_unit(const group_row_shared& s, int G,
     for (int k = 0; k < U; ++k) y[k] *= k < split ? gc.scale : gc2.scale;
   }
   std::uint32_t w[W];
-  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fits) {
-    if constexpr (decltype(fits)::value) {
-      std::uint32_t signs[W];
-      unit_signs<In, U>(raw, signs);
-      encode_words_in_range<S, T>(y, signs, w);
-    } else {
-      encode_words<S, T>(y, w, seed, [&](int k) { return row_index + c0 + k; });
-    }
-  });
+  encode_scaled_unit<S, T, In, U>(raw, y, in_range, w, seed, row_index + c0);
   const int at = c0 + group_shift(s, g, padded);
   if (split == 0 || (!padded && second)) {
     if (at % U == 0) {
@@ -407,15 +417,7 @@ __device__ inline void cast_fast(const group_row_shared& s, int G, bool padded, 
     for (int k = 0; k < U; ++k) y[k] = k < split ? y[k] : x[k] * gc2.scale;
   }
   std::uint32_t w[W];
-  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fits) {
-    if constexpr (decltype(fits)::value) {
-      std::uint32_t signs[W];
-      unit_signs<In, U>(raw, signs);
-      encode_words_in_range<S, T>(y, signs, w);
-    } else {
-      encode_words<S, T>(y, w, seed, [&](int k) { return row_index + c0 + k; });
-    }
-  });
+  encode_scaled_unit<S, T, In, U>(raw, y, in_range, w, seed, row_index + c0);
   const int at = c0 + gc.shift;
   if (split == 0 || (!padded && second)) {
     store_words<W>(dst + at, w);
