@@ -170,6 +170,26 @@ __device__ inline int group_shift(const group_row_shared& s, int g, bool padded)
   return padded ? s.out_begin[g] - group_begin(s, g) : 0;
 }
 
+/// v maxed over the lanes of the wave whose units start in this lane's group (every lane of the
+/// wave calls it): one wave-wide max where the wave holds one group (`uniform`, the same in every
+/// lane), else a hardware match and reduction where the backend has it (every lane gets its
+/// group's max), else a segmented scan (the last lane of each run gets it; run_end marks it).
+__device__ inline std::uint32_t wave_group_max(std::uint32_t v, std::uint32_t place, int wave) {
+  if (place & unit_place::uniform) {
+    (void)wave;
+    return backend::wave_max(v);
+  } else if constexpr (backend::has_lanes_key_max) {
+    (void)wave;
+    return backend::lanes_key_max(v, static_cast<std::uint32_t>(unit_place::group(place)));
+  } else {
+    for (int k = 0; (1 << k) < wave; ++k) {
+      const std::uint32_t w = backend::lanes_up(v, 1 << k);
+      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
+    }
+    return v;
+  }
+}
+
 /// The 16-bit lanes of a unit of 2-byte elements below element `split` (0 .. 8), as masks of
 /// its four words: the part of a unit that lies in the group before a boundary.
 __device__ inline u32x4 below_mask16(int split) {
@@ -237,16 +257,7 @@ __device__ __noinline__ void fold_unit(group_row_shared& s, int G, unit_raw<In, 
       v = fold_many_unit<In, U>(s, G, raw, g, c0);
     }
   }
-  if (place & unit_place::uniform) {
-    v = backend::wave_max(v);  // the same branch in every lane of the wave
-  } else if constexpr (backend::has_lanes_key_max) {
-    v = backend::lanes_key_max(v, static_cast<std::uint32_t>(g));
-  } else {
-    for (int k = 0; (1 << k) < wave; ++k) {
-      const std::uint32_t w = backend::lanes_up(v, 1 << k);
-      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
-    }
-  }
+  v = wave_group_max(v, place, wave);
   if ((place & unit_place::run_end) && g < G) backend::shared_max(&s.amax[g], v);
 }
 
@@ -376,16 +387,7 @@ __device__ inline void fold_fast(group_row_shared& s, int G, const unit_raw<In, 
     }
     if (split != 0 && unit_place::next(place) < G) backend::shared_max(&s.amax[unit_place::next(place)], v2);
   }
-  if (place & unit_place::uniform) {
-    v = backend::wave_max(v);
-  } else if constexpr (backend::has_lanes_key_max) {
-    v = backend::lanes_key_max(v, static_cast<std::uint32_t>(g));
-  } else {
-    for (int k = 0; (1 << k) < wave; ++k) {
-      const std::uint32_t w = backend::lanes_up(v, 1 << k);
-      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
-    }
-  }
+  v = wave_group_max(v, place, wave);
   if (place & unit_place::run_end) backend::shared_max(&s.amax[g], v);
 }
 
