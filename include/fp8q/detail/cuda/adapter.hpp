@@ -307,6 +307,10 @@ __device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
 #endif
 }
 
+/// Whether __launch_bounds__'s second argument counts resident blocks per multiprocessor (CUDA)
+/// rather than waves per execution unit (HIP-Clang).
+inline constexpr bool launch_bounds_counts_blocks = true;
+
 /// Whether async_copy16 runs while the thread goes on (cp.async, sm_80+; a load and a store on
 /// older devices, still correct): the same value in the host and the device passes, so that a
 /// family's host side sizes the shared memory its kernel lays out.

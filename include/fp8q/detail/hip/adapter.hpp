@@ -224,6 +224,10 @@ __device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
   for (int k = 0; k < src_bytes; ++k) t.b[k] = static_cast<const unsigned char*>(src)[k];
   *static_cast<b16*>(dst) = t;
 }
+/// Whether __launch_bounds__'s second argument counts resident blocks per multiprocessor: not on
+/// HIP-Clang, which reads it as the fewest waves per execution unit (SIMD).
+inline constexpr bool launch_bounds_counts_blocks = false;
+
 /// async_copy16 is a load and a store here: nothing runs while it does.
 inline constexpr bool async_copy_overlaps = false;
 __device__ inline void async_commit() {}

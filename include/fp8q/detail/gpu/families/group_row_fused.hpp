@@ -43,6 +43,8 @@ inline constexpr int group_row_fused_max_groups = 1024;
 /// registers up to 5 units; 256 threads, 80 registers up to 9; larger fits keep one block (up to
 /// 128 registers at 512 threads). Occupancy is what this kernel's speed follows (each block takes
 /// its rows one after another, two barriers each): docs/design.md, "Per-group rowwise in one read".
+/// Where __launch_bounds__ does not count blocks (HIP), the kernel declares one wave per SIMD, as
+/// before: no floor was measured there, and a higher one spills (clang-19, gfx942).
 constexpr int group_row_fused_min_blocks(int threads, int items) {
   return threads >= 512 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
 }
@@ -202,9 +204,10 @@ __device__ inline u32x4 below_mask16(int split) {
 
 /// The rare unit whose columns cross an empty group or more than one boundary: its elements
 /// past g's end go straight to their own groups' maxima; returns the max of the part in g.
-/// Out of line, so that the unrolled loops over a thread's units stay small.
+/// Out of line, so that the unrolled loops over a thread's units stay small ([[gnu::noinline]]:
+/// HIP's __noinline__ is an empty macro, and inlined, the rare paths made gfx942 spill).
 template <class In, int U>
-__device__ __noinline__ std::uint32_t fold_many_unit(group_row_shared& s, int G, unit_raw<In, U> raw, int g, int c0) {
+[[gnu::noinline]] __device__ std::uint32_t fold_many_unit(group_row_shared& s, int G, unit_raw<In, U> raw, int g, int c0) {
   float x[U];
   widen_unit<In, U>(raw, x);
   std::uint32_t v = 0;
@@ -225,7 +228,7 @@ __device__ __noinline__ std::uint32_t fold_many_unit(group_row_shared& s, int G,
 /// hardware where the backend can (has_lanes_key_max), else by a segmented scan across the wave.
 /// 2-byte inputs take the maxima of their 16-bit magnitudes, two per instruction.
 template <class In, int U>
-__device__ __noinline__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
+[[gnu::noinline]] __device__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
                                        int c0, int wave) {
   constexpr bool packed = sizeof(In) == 2 && U == unit_elems<In>;
   const int g = unit_place::group(place);
@@ -288,7 +291,7 @@ __device__ inline void encode_scaled_unit(const unit_raw<In, U>& raw, const floa
 /// The rare unit that crosses an empty group or several boundaries, element by element (out of
 /// line, as fold_many_unit). dst: [cols'] FP8 bytes of the row.
 template <spec S, class In, int U>
-__device__ __noinline__ void cast_many_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+[[gnu::noinline]] __device__ void cast_many_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
                                             int g, int c0, std::uint8_t* dst, std::uint64_t seed,
                                             std::uint64_t row_index) {
   float x[U];
@@ -309,7 +312,7 @@ __device__ __noinline__ void cast_many_unit(const group_row_shared& s, int G, bo
 /// by byte only where a padded output moves a group off the unit grid or the unit ends the last
 /// group. dst: [cols'] FP8 bytes of the row (U-byte aligned).
 template <spec S, tuning T, class In, int U>
-__device__ __noinline__ void cast_grouped_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+[[gnu::noinline]] __device__ void cast_grouped_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
                                                std::uint32_t place, int c0, std::uint8_t* dst,
                                                std::uint64_t seed, std::uint64_t row_index) {
   constexpr int W = U / 4;
@@ -442,7 +445,9 @@ __device__ inline void cast_fast(const group_row_shared& s, int G, bool padded, 
 // sm_90) gave the 9-unit fit 157 registers, one 256-thread block per multiprocessor, which left
 // each row's load latency and barriers exposed.
 template <class SC, class TC, class In, int Items>
-__global__ void __launch_bounds__(TC::value.threads, group_row_fused_min_blocks(TC::value.threads, Items))
+__global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_counts_blocks
+                                                        ? group_row_fused_min_blocks(TC::value.threads, Items)
+                                                        : 1)
     group_row_fused_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                            std::uint32_t* error_word, std::uint64_t seed) {
   constexpr spec S = SC::value;
