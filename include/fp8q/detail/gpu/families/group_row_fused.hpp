@@ -609,8 +609,8 @@ bool lines_aligned_to(const matrix_view<T>& v, std::int64_t bytes) {
          (v.ld * e) % bytes == 0 && (v.batch == 1 || (v.batch_stride * e) % bytes == 0);
 }
 
-// 512 threads unless the tuning says otherwise (two blocks of 16 warps per multiprocessor at the
-// 5-unit fit; docs/design.md, "Per-group rowwise in one read"); Items (units per thread kept in
+// 512 threads on CUDA, 256 on HIP, unless the tuning says otherwise (default_threads; docs/design.md,
+// "Per-group rowwise in one read"); Items (units per thread kept in
 // registers) fitted to the row: 2, 4, 5 (a 16640-column bf16 row at 512 threads: 2080 units),
 // 6, 8, 9 (the same row at 256 threads), 12, 16 (spare registers cost occupancy, as for
 // row_wave).
@@ -619,9 +619,14 @@ struct group_row_fused {
   static constexpr gpu_path name = gpu_path::group_row_fused;
   static constexpr bool opt_in = false;
   static constexpr bool device_dependent = false;
+  // 512 threads where __launch_bounds__ counts blocks (CUDA: two blocks of 16 warps per
+  // multiprocessor at the 5-unit fit, H200); elsewhere (HIP) 256, as before: a 512-thread block
+  // holds a gfx942 thread to 256 VGPRs and the fits from 6 units on spilled there (clang-19),
+  // while at 256 threads nothing spills up to 12 units.
+  static constexpr int default_threads = backend::launch_bounds_counts_blocks ? 512 : 256;
   // The path names the family, not its code: a forced call and the walk share the kernels.
   static constexpr tuning R = [] {
-    tuning t = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), 512) : resolve_tuning(T, S, {});
+    tuning t = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), default_threads) : resolve_tuning(T, S, {});
     t.path = gpu_path::automatic;
     return t;
   }();
