@@ -206,12 +206,13 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
   }
 }
 
-// Scales of the tile's columns into scales[] (shared memory; the stored scales too where
-// `store`), then a block barrier. amax(i): column c0 + i's amax bits. Returns, the same in every
+// Scales of the tile's columns into scales[] (shared memory; the stored scales of group g too
+// where `store`), then a block barrier. amax(i): column c0 + i's amax bits. Returns, the same in every
 // thread, whether every column passed in_range_group (columns past cols_here hold zeros, scale 0).
 template <spec S, int TCOL, class AmaxFn>
 __device__ inline bool tile_column_scales(const quantized<S>& out, float* scales, std::int64_t b,
-                                          std::int64_t c0, int cols_here, bool store, AmaxFn amax) {
+                                          std::int64_t g, std::int64_t c0, int cols_here, bool store,
+                                          AmaxFn amax) {
   bool in_range = true;
   for (int i = static_cast<int>(threadIdx.x); i < TCOL; i += static_cast<int>(blockDim.x)) {
     float sc = 0.0f;
@@ -221,7 +222,7 @@ __device__ inline bool tile_column_scales(const quantized<S>& out, float* scales
       if constexpr (in_range_capable<S>()) in_range = in_range && in_range_group<S>(a, sc);
     }
     scales[i] = sc;
-    if (i < cols_here && store) write_scales<S>(out, b, 0, c0 + i, sc);
+    if (i < cols_here && store) write_scales<S>(out, b, g, c0 + i, sc);
   }
   if constexpr (in_range_capable<S>()) return backend::block_all(in_range);
   backend::block_sync();

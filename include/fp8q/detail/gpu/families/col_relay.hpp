@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t c0 = it.strip * TCOL;
   const int rows_here = here(M - r0, TR);
   const int cols_here = here(N - c0, TCOL);
-  const bool in_range = tile_column_scales<S, TCOL>(out, scales, it.b, c0, cols_here, it.chunk == 0, [&](int i) {
+  const bool in_range = tile_column_scales<S, TCOL>(out, scales, it.b, 0, c0, cols_here, it.chunk == 0, [&](int i) {
     return backend::load_relaxed(amax_bits + it.b * N + c0 + i);
   });
   const byte_tile tile{reinterpret_cast<std::uint8_t*>(words), TCOL + 4, TR + 4,

@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   const int rows_here = static_cast<int>(M - r0 < TR ? M - r0 : TR);
   const int cols_here = static_cast<int>(N - c0 < TCOL ? N - c0 : TCOL);
 
-  const bool in_range = tile_column_scales<S, TCOL>(out, scales, b, c0, cols_here, by == 0,
+  const bool in_range = tile_column_scales<S, TCOL>(out, scales, b, 0, c0, cols_here, by == 0,
                               [&](int i) { return amax_bits[b * N + c0 + i]; });
   const byte_tile tile{reinterpret_cast<std::uint8_t*>(words), TCOL + 4, TR + 4,
                        out.data.order == layout::row_major};

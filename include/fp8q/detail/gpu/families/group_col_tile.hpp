@@ -132,70 +132,78 @@ __device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c,
 }
 
 // Encode piece k (group rows [i0, i0 + rows_c), i0 = k * gct_piece, in half `half` at its rows
-// + phase) and store it. A work item is one quad (4 tile rows, 4-aligned in the output's rows)
-// x one unit column: column-major output gives consecutive quads of one unit column to
-// consecutive lanes (a warp then writes 128 contiguous bytes of each of U columns), row-major
-// output consecutive units of one quad (each row's strip leaves as one piece per lane).
+// + phase) and store it; in_range: every column of the strip passed in_range_group. A work item
+// is one quad (4 tile rows, 4-aligned in the output's rows) x one unit column, and a thread keeps
+// its unit column (and its scales and output address) over the piece, stepping over quads:
+// column-major output gives consecutive quads of one unit column to consecutive lanes (a warp
+// then writes 128 contiguous bytes of each of U columns), row-major output consecutive units of
+// one quad (each row's strip leaves as one piece per lane).
 template <spec S, tuning T, class In>
 __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const quantized<S>& out,
                                         const device_group& d, std::int64_t b, std::int64_t i0,
                                         int rows_c, int half, int phase, const gct_strip& st,
                                         std::int64_t M, std::int64_t N, bool col_out, bool wide,
-                                        std::uint64_t seed) {
+                                        bool in_range, std::uint64_t seed) {
   constexpr int U = unit_elems<In>;
   constexpr int threads = T.threads;
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);  // [batch, rows', cols] FP8
+  constexpr int per_round = threads / gct_units;  // quads per round of the block
+  static_assert(threads % gct_units == 0, "whole rounds of unit columns");
+  const int tid = static_cast<int>(threadIdx.x);
+  const int uc = col_out ? tid / per_round : tid % gct_units;
+  if (uc >= st.units_here) return;
   const int nq = (rows_c + phase + 3) / 4;
   const int at = half * gct_half;                          // a multiple of 32: quads keep their rotation
   const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of the half's row 0
   const std::int64_t out_row0 = d.out_begin + i0 - phase;  // its output row: a multiple of 4
-  const int items = nq * st.units_here;
-  for (int it = static_cast<int>(threadIdx.x); it < items; it += threads) {
-    const int q = col_out ? it % nq : it / st.units_here;
-    const int uc = col_out ? it / nq : it % st.units_here;
-    const int lo = phase - 4 * q;            // rows j of the quad with lo <= j < hi are the group's
-    const int hi = rows_c + phase - 4 * q;
-    unit_raw<In, U> v[4];
+  const std::int64_t c = st.c0 + uc * U;
+  const int cols_unit = N - c < U ? static_cast<int>(N - c) : U;
+  const std::int64_t rs = col_out ? 1 : out.data.ld;  // output bytes between rows
+  const std::int64_t cs = col_out ? out.data.ld : 1;  // and between columns
+  // [quads][4 rows][U columns] FP8 (strides 4 rs, rs, cs): output row out_row0, column c
+  std::uint8_t* base = reinterpret_cast<std::uint8_t*>(out.data.data) + out.data.offset(b, out_row0, c);
+  float sc[U];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      v[j] = unit_raw<In, U>{};
-      if (j >= lo && j < hi) v[j] = sh.tile[at + 4 * q + j][uc ^ (q & 7)];
-    }
-    float sc[U];
+  for (int k = 0; k < U; ++k) sc[k] = sh.scales[uc * U + k];
+  with_in_range<S, In, U>([&] { return in_range; }, [&](auto fast) {
+    for (int q = col_out ? tid % per_round : tid / gct_units; q < nq; q += per_round) {
+      const int lo = phase - 4 * q;  // rows j of the quad with lo <= j < hi are the group's
+      const int hi = rows_c + phase - 4 * q;
+      unit_raw<In, U> v[4];
 #pragma unroll
-    for (int k = 0; k < U; ++k) sc[k] = sh.scales[uc * U + k];
-    const std::int64_t c = st.c0 + uc * U;
-    std::uint32_t qw[4][U / 4];
-    encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
-    const std::int64_t o = out_row0 + 4 * q;
-    const int cols_unit = N - c < U ? static_cast<int>(N - c) : U;
-    if (col_out && wide && lo <= 0 && hi >= 4) {
+      for (int j = 0; j < 4; ++j) {
+        v[j] = unit_raw<In, U>{};
+        if (j >= lo && j < hi) v[j] = sh.tile[at + 4 * q + j][uc ^ (q & 7)];
+      }
+      std::uint32_t qw[4][U / 4];
+      if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, qw);
+      else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
+      std::uint8_t* dst = base + 4 * q * rs;
+      if (col_out && wide && lo <= 0 && hi >= 4) {
 #pragma unroll
-      for (int w = 0; w < U / 4; ++w) {
-        std::uint32_t cw[4];
-        transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], cw);
+        for (int w = 0; w < U / 4; ++w) {
+          std::uint32_t cw[4];
+          transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], cw);
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          if (4 * w + k < cols_unit)
-            *reinterpret_cast<std::uint32_t*>(out_bytes + out.data.offset(b, o, c + 4 * w + k)) = cw[k];
+          for (int k = 0; k < 4; ++k) {
+            if (4 * w + k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + (4 * w + k) * cs) = cw[k];
+          }
+        }
+        continue;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (j < lo || j >= hi) continue;
+        if (!col_out && wide && cols_unit == U) {
+          store_words<U / 4>(dst + j * rs, qw[j]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
+            if (k < cols_unit) dst[j * rs + k * cs] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
+          }
         }
       }
-      continue;
     }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j < lo || j >= hi) continue;
-      if (!col_out && wide && cols_unit == U) {
-        store_words<U / 4>(out_bytes + out.data.offset(b, o + j, c), qw[j]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
-          if (k < cols_unit)
-            out_bytes[out.data.offset(b, o + j, c + k)] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
-        }
-      }
-    }
-  }
+  });
 }
 
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
@@ -252,8 +260,8 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   const auto src_of = [&](const gct_strip& st) {  // [n, ld] In: the group's strip
     return in.data + in.offset(b, d.begin, st.c0);
   };
-  const auto encode = [&](const gct_strip& st, std::int64_t k, int half) {
-    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide, seed);
+  const auto encode = [&](const gct_strip& st, std::int64_t k, int half, bool in_range) {
+    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide, in_range, seed);
   };
   int half = 0;  // one-piece groups: the half holding the current strip
   if (pieces == 1) {
@@ -289,14 +297,10 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
     cm.bits(cmax);
     put_unit_columns<gct_units, U>(gp, cmax, lane, wave);
     backend::block_sync();  // also: every thread's copies are visible to the block
-    for (int i = tid; i < cols; i += threads) {
-      const float s = i < st.cols_here ? group_scale<S>(gp.fold(i, threads / wave_n)) : 0.0f;
-      sh.scales[i] = s;
-      if (i < st.cols_here) write_scales<S>(out, b, g, st.c0 + i, s);
-    }
-    backend::block_sync();
+    const bool in_range = tile_column_scales<S, cols>(out, sh.scales, b, g, st.c0, st.cols_here, true,
+                                                      [&](int i) { return gp.fold(i, threads / wave_n); });
     if (pieces == 1) {
-      encode(st, 0, half);
+      encode(st, 0, half, in_range);
       half ^= 1;
     } else {  // last first: pieces - 1 and pieces - 2 are still in the tile
       for (std::int64_t k = pieces - 1; k >= 0; --k) {
@@ -308,7 +312,7 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
           else backend::async_wait<0>();
           backend::block_sync();
         }
-        encode(st, k, static_cast<int>(k % 2));
+        encode(st, k, static_cast<int>(k % 2), in_range);
       }
     }
     const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
