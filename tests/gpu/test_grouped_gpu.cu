@@ -347,6 +347,12 @@ void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::
   // several strips per block of groups longer than one piece of the tile: 24 x 88 tasks, 500
   // rows per group (67 M elements: left out of --quick, the sanitizer runs)
   if (!quick) run_case<S, bf16, T>(check, rng, {1, 12000, 5632, 24, 0, 1, layout::col_major}, true);
+  // several strips per block of groups of about 200 rows (rings of two to four slots, and
+  // groups longer than one piece), a tail strip of 8 columns (33 M elements each: not --quick)
+  if (!quick) {
+    run_case<S, bf16, T>(check, rng, {1, 8000, 4104, 40, 0, 1, layout::col_major}, true);
+    run_case<S, bf16, T>(check, rng, {1, 8000, 4104, 40, 2, 16, layout::row_major}, true);
+  }
   run_case<S, float, T>(check, rng, {2, 1200, 37, 5, 0, 16, layout::col_major, 3}, true);
   run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 3}, true);
   run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 2}, true);
