@@ -525,13 +525,15 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
 // 3D expert weights (E, K, N) bf16 row-major, as docs/semantics.md's batched views: colwise
 // (q (E, K, N), scales (E, 1, N)) or transpose-rhs (rowwise on each K x N matrix written through a
 // column-major view: q (E, N, K), scales (E, K)). Scales in buffers of the case's own.
-template <fp8q::spec S>
-case_desc expert_case(const std::string& recipe, std::int64_t experts, std::int64_t k, std::int64_t n) {
+template <fp8q::spec S, fp8q::tuning T = fp8q::tuning{}>
+case_desc expert_case(const std::string& recipe, std::int64_t experts, std::int64_t k, std::int64_t n,
+                      const std::string& variant = "") {
   constexpr bool transpose = S.granularity == fp8q::granularity::row;
   const std::int64_t per_expert = transpose ? k : n;  // scales per expert
   const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
   case_desc c;
-  c.name = recipe + "/" + fp8q::to_string(S.out) + "/bf16/" + std::to_string(experts) + "x" + shape_name(k, n);
+  c.name = recipe + "/" + fp8q::to_string(S.out) + "/bf16/" + std::to_string(experts) + "x" + shape_name(k, n) +
+           (variant.empty() ? "" : "/" + variant);
   c.rows = experts * k;
   c.cols = n;
   c.bytes = data_bytes(experts * k, n) + static_cast<double>(experts * per_expert) * 4.0 * stored;
@@ -562,11 +564,11 @@ case_desc expert_case(const std::string& recipe, std::int64_t experts, std::int6
       out.inverse = fp8q::batched(fp8q::row_major(eb->inverse, 1, n), experts);  // [E, 1, N] f32
     }
     if (eb->workspace == nullptr) {  // a batch's workspace (per-item column words for colwise)
-      eb->workspace_bytes = std::max<std::size_t>(fp8q::workspace_size<S>(in, out), 256);
+      eb->workspace_bytes = std::max<std::size_t>(fp8q::workspace_size<S, T>(in, out), 256);
       eb->workspace = device_alloc<std::uint8_t>(eb->workspace_bytes, "expert workspace " + name);
     }
-    status_check(fp8q::quantize<S>(in, out, {.stream = stream, .workspace = eb->workspace,
-                                            .workspace_bytes = eb->workspace_bytes}),
+    status_check(fp8q::quantize<S, T>(in, out, {.stream = stream, .workspace = eb->workspace,
+                                               .workspace_bytes = eb->workspace_bytes}),
                  name);
   };
   return c;
@@ -926,6 +928,7 @@ constexpr fq::tuning t_last_block{.path = fq::gpu_path::tensor_last_block};
 constexpr fq::tuning t_row_block{.path = fq::gpu_path::row_block};
 constexpr fq::tuning t_row_wave{.path = fq::gpu_path::row_wave};
 constexpr fq::tuning t_row_block256{.threads = 256, .path = fq::gpu_path::row_block};
+constexpr fq::tuning t_tiled{.path = fq::gpu_path::tiled};
 
 constexpr auto row_out = fq::layout::row_major;
 constexpr auto col_out = fq::layout::col_major;
@@ -999,6 +1002,9 @@ std::vector<case_desc> all_cases() {
   v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, 64, col_out, 128));
   v.push_back(expert_case<expert_col_fn>("expert_colwise", 128, 5120, 8192));
   v.push_back(expert_case<expert_row_fn>("expert_transpose_rhs", 128, 5120, 8192));
+  v.push_back(expert_case<expert_row_fn, t_tiled>("expert_transpose_rhs", 128, 5120, 8192, "tiled"));
+  v.push_back(quantize_case<rowwise_fn, t_default, col_out>("rowwise_colmajor", "", M, N));
+  v.push_back(quantize_case<rowwise_fn, t_tiled, col_out>("rowwise_colmajor", "tiled", M, N));
   // No-math bounds (above) at the shapes of the targets they bound.
   v.push_back(quantize_case<rowwise_fn, t_row_block, row_out>("rowwise", "row_block", 8192, 8192));
   v.push_back(quantize_case<rowwise_fn, t_row_block256, row_out>("rowwise", "row_block_threads256", 8192, 8192));

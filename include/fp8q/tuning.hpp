@@ -50,6 +50,8 @@ enum class gpu_path : std::uint8_t {
                       ///< strip), any layouts
   group_col_tile,     ///< per-group colwise: each group's 128-byte column strips staged in a
                       ///< shared-memory tile, read once (row-major 16-byte aligned input)
+  row_transpose,      ///< rowwise into a column-major output: an amax launch, then a cast
+                      ///< launch through shared-memory tiles (row-major 16-byte aligned input)
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

@@ -45,6 +45,8 @@ std::vector<shape> shapes(bool quick) {
       {1, 777, 1},                                       // M x 1
       {1, 63, 65}, {1, 64, 64}, {1, 65, 63},             // tile - 1, tile, tile + 1
       {1, 129, 200, layout::row_major, 3},               // odd leading dimension
+      {1, 131, 200, layout::row_major, 0, layout::col_major, 0},  // transposed (row_transpose): a
+                                                         // partial quad, byte stores
       {1, 100, 4096 + 16},                               // long rows, vector path
       {1, 33, 20000},                                    // rows longer than the on-chip path
       {2, 40, 6144},                                     // few rows: one block per row
@@ -56,8 +58,10 @@ std::vector<shape> shapes(bool quick) {
       {1, 130, 96, layout::col_major, 0, layout::col_major, 0},
       {1, 96, 130, layout::row_major, 0, layout::col_major, 5},  // transposed, padded output
       {2, 64, 48, layout::col_major, 1, layout::row_major, 0},
+      {2, 256, 136, layout::row_major, 0, layout::col_major, 4},   // transposed: word stores, a tail strip
+      {1, 1000, 1032, layout::row_major, 8, layout::col_major, 0}, // transposed: a partial last tile
   };
-  if (quick) v.resize(7);
+  if (quick) v.resize(8);
   return v;
 }
 
@@ -87,6 +91,7 @@ int sweep_paths(const char* in_name, cudaStream_t stream, bool quick, std::uint6
   } else if constexpr (G == granularity::row) {
     p += sweep_one<G, with_path(T, gpu_path::row_wave), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::row_block), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::row_transpose), In>(in_name, stream, quick, seed);
   } else {
     p += sweep_one<G, with_path(T, gpu_path::col_relay), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::col_streaming), In>(in_name, stream, quick, seed);

@@ -401,6 +401,11 @@ int main(int argc, char** argv) {
     std::printf("path %s: %d cases\n", names[k], path_runs()[k]);
     FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
   }
+  if (sweeps) {
+    const int k = static_cast<int>(gpu_path::row_transpose);
+    std::printf("path row_transpose: %d cases\n", path_runs()[k]);
+    FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
+  }
   if (runs("rest")) {
     delayed(s, check);
     errors(s, check);

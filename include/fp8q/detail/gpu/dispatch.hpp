@@ -13,6 +13,7 @@
 #include "fp8q/detail/gpu/families/group_colwise.hpp"
 #include "fp8q/detail/gpu/families/group_row_fused.hpp"
 #include "fp8q/detail/gpu/families/group_rowwise.hpp"
+#include "fp8q/detail/gpu/families/row_transpose.hpp"
 #include "fp8q/detail/gpu/families/rowwise.hpp"
 #include "fp8q/detail/gpu/families/tensor_single.hpp"
 #include "fp8q/detail/gpu/families/tensorwise.hpp"
@@ -39,7 +40,7 @@ struct paths;
 template <>
 struct paths<granularity::tensor> : path_list<tensor_last_block, tensor_two_launch, tiled> {};
 template <>
-struct paths<granularity::row> : path_list<row_wave, row_block, tiled> {};
+struct paths<granularity::row> : path_list<row_wave, row_block, row_transpose, tiled> {};
 template <>
 struct paths<granularity::col> : path_list<col_cluster, col_relay, col_streaming, tiled> {};
 template <>
