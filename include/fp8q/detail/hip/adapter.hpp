@@ -221,7 +221,10 @@ __device__ inline void async_copy16(void* dst, const void* src, int src_bytes) {
   struct alignas(16) b16 {
     unsigned char b[16];
   } t{};
-  for (int k = 0; k < src_bytes; ++k) t.b[k] = static_cast<const unsigned char*>(src)[k];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {  // unrolled: constant indices keep t in registers, not scratch
+    if (k < src_bytes) t.b[k] = static_cast<const unsigned char*>(src)[k];
+  }
   *static_cast<b16*>(dst) = t;
 }
 /// Whether __launch_bounds__'s second argument counts resident blocks per multiprocessor: not on
