@@ -8,10 +8,8 @@
 // the tile is read transposed in quads of 4 rows x 1 unit, encoded and written: a column-major
 // output leaves as 4-byte words, a warp covering 128 contiguous bytes of one column; a
 // row-major one as 4 or 8-byte pieces of rows.
-//   - A group of one piece: the tile is a ring of two to four slots of the group's size, and the
-//     next strips' copies go into the free ones before this strip's fold, so a block's loads
-//     stay in flight through its own encode. Strips whose every column passes in_range_group
-//     take the in-range encoder.
+//   - A group of one piece: the next strip's copy goes into the other half before this strip's
+//     fold, so a block's loads stay in flight through its own encode.
 //   - A longer group: two passes inside the block. The maxima over its pieces (the next piece
 //     in flight while one is folded), then the pieces encoded last first: the last two are
 //     still in the tile, the others come back (mostly from L2), the next one in flight while
@@ -98,13 +96,13 @@ struct column_max {
 };
 
 // Piece k of the strip (group rows [k * gct_piece, + rows_c); src: the group's first row of the
-// strip) copied into the tile from row at + phase (at: a multiple of 32): one committed group of async copies per
+// strip) copied into half `half` at its rows + phase: one committed group of async copies per
 // thread. Thread tid copies unit tid % gct_units of rows tid / gct_units + j * (Threads /
 // gct_units), the same units it folds (gct_fold_piece).
 template <int Threads, class In>
 __device__ inline void gct_issue_piece(gct_shared<Threads>& sh,
                                        const In* src,  // [n, ld] In: the group's strip
-                                       std::int64_t ld, std::int64_t k, int rows_c, int at,
+                                       std::int64_t ld, std::int64_t k, int rows_c, int half,
                                        int phase, const gct_strip& st) {
   constexpr int U = unit_elems<In>;
   constexpr int step = Threads / gct_units;
@@ -114,27 +112,27 @@ __device__ inline void gct_issue_piece(gct_shared<Threads>& sh,
   if (head > 0) {
     const int bytes = (head >= U ? U : head) * static_cast<int>(sizeof(In));
     const In* p = src + (k * gct_piece) * ld + u * U;
-    const int r0 = at + phase;
+    const int at = half * gct_half + phase;
     for (int r = tid / gct_units; r < rows_c; r += step)
-      backend::async_copy16(&sh.tile[r0 + r][gct_slot(r0 + r, u)], p + r * ld, bytes);
+      backend::async_copy16(&sh.tile[at + r][gct_slot(at + r, u)], p + r * ld, bytes);
   }
   backend::async_commit();
 }
 
-// Fold the units this thread copied of a piece at tile row at + phase (after its async_wait).
+// Fold the units this thread copied of a piece in half `half` (after its async_wait).
 template <int Threads, class In>
-__device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c, int at, int phase,
+__device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c, int half, int phase,
                                       const gct_strip& st, column_max<In>& cm) {
   constexpr int step = Threads / gct_units;
   const int tid = static_cast<int>(threadIdx.x);
   const int u = tid % gct_units;
   if (st.cols_here - u * unit_elems<In> <= 0) return;
-  const int r0 = at + phase;
-  for (int r = tid / gct_units; r < rows_c; r += step) cm.add(sh.tile[r0 + r][gct_slot(r0 + r, u)]);
+  const int at = half * gct_half + phase;
+  for (int r = tid / gct_units; r < rows_c; r += step) cm.add(sh.tile[at + r][gct_slot(at + r, u)]);
 }
 
-// Encode piece k (group rows [i0, i0 + rows_c), i0 = k * gct_piece, at tile row at + phase) and
-// store it; in_range: every column of the strip passed in_range_group. A work item
+// Encode piece k (group rows [i0, i0 + rows_c), i0 = k * gct_piece, in half `half` at its rows
+// + phase) and store it; in_range: every column of the strip passed in_range_group. A work item
 // is one quad (4 tile rows, 4-aligned in the output's rows) x one unit column, and a thread keeps
 // its unit column (and its scales and output address) over the piece, stepping over quads:
 // column-major output gives consecutive quads of one unit column to consecutive lanes (a warp
@@ -143,7 +141,7 @@ __device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c,
 template <spec S, tuning T, class In>
 __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const quantized<S>& out,
                                         const device_group& d, std::int64_t b, std::int64_t i0,
-                                        int rows_c, int at, int phase, const gct_strip& st,
+                                        int rows_c, int half, int phase, const gct_strip& st,
                                         std::int64_t M, std::int64_t N, bool col_out, bool wide,
                                         bool in_range, std::uint64_t seed) {
   constexpr int U = unit_elems<In>;
@@ -154,8 +152,8 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
   const int uc = col_out ? tid / per_round : tid % gct_units;
   if (uc >= st.units_here) return;
   const int nq = (rows_c + phase + 3) / 4;
-  // at is a multiple of 32: the quads keep their swizzle rotation
-  const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of tile row at
+  const int at = half * gct_half;                          // a multiple of 32: quads keep their rotation
+  const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of the half's row 0
   const std::int64_t out_row0 = d.out_begin + i0 - phase;  // its output row: a multiple of 4
   const std::int64_t c = st.c0 + uc * U;
   const int cols_unit = N - c < U ? static_cast<int>(N - c) : U;
@@ -206,16 +204,6 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
       }
     }
   });
-}
-
-// backend::async_wait for a pending count known at run time (0 to 3).
-__device__ inline void gct_wait_pending(int pending) {
-  switch (pending) {
-    case 0: backend::async_wait<0>(); break;
-    case 1: backend::async_wait<1>(); break;
-    case 2: backend::async_wait<2>(); break;
-    default: backend::async_wait<3>(); break;
-  }
 }
 
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
@@ -272,49 +260,37 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   const auto src_of = [&](const gct_strip& st) {  // [n, ld] In: the group's strip
     return in.data + in.offset(b, d.begin, st.c0);
   };
-  const auto encode = [&](const gct_strip& st, std::int64_t k, int at, bool in_range) {
-    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), at, phase, st, M, N, col_out, wide, in_range, seed);
+  const auto encode = [&](const gct_strip& st, std::int64_t k, int half, bool in_range) {
+    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide, in_range, seed);
   };
-  const auto half_at = [](std::int64_t k) { return static_cast<int>(k % 2) * gct_half; };
-  // One-piece groups: a ring of slots of whole swizzle periods, each holding the strip, so that
-  // up to three next strips are in flight while one is folded and encoded (on sm_90 four slots
-  // for groups of up to 156 rows, three up to 220, else two). Every strip commits one group of copies, empty past
-  // strip_end, so the strip `ahead` commits back is complete after waiting down to ahead pending.
-  const int slot_rows = static_cast<int>((n + 4 + 31) / 32 * 32);
-  const int slots = pieces > 1 ? 2 : gct_rows / slot_rows < 4 ? gct_rows / slot_rows : 4;
-  const int ahead = slots - 1;
+  int half = 0;  // one-piece groups: the half holding the current strip
   if (pieces == 1) {
-    for (int i = 0; i < ahead; ++i) {
-      const std::int64_t strip = strip_first + i;
-      if (strip < strip_end) gct_issue_piece<threads, In>(sh, src_of(strip_of(strip)), in.ld, 0, rows_of(0), i * slot_rows, phase, strip_of(strip));
-      else backend::async_commit();
-    }
+    const gct_strip st = strip_of(strip_first);
+    gct_issue_piece<threads, In>(sh, src_of(st), in.ld, 0, rows_of(0), half, phase, st);
   }
   for (std::int64_t strip = strip_first; strip < strip_end; ++strip) {
     const gct_strip st = strip_of(strip);
     const In* src = src_of(st);
-    const int slot_at = static_cast<int>((strip - strip_first) % slots) * slot_rows;
     column_max<In> cm;
-    if (pieces == 1) {  // the strip `ahead` on goes into the slot the last strip freed (its closing barrier)
-      const std::int64_t next = strip + ahead;
-      if (next < strip_end) {
-        const int next_at = static_cast<int>((next - strip_first) % slots) * slot_rows;
-        gct_issue_piece<threads, In>(sh, src_of(strip_of(next)), in.ld, 0, rows_of(0), next_at, phase, strip_of(next));
+    if (pieces == 1) {  // the next strip goes into the other half, freed by the barrier that ended the last strip
+      if (strip + 1 < strip_end) {
+        const gct_strip next = strip_of(strip + 1);
+        gct_issue_piece<threads, In>(sh, src_of(next), in.ld, 0, rows_of(0), half ^ 1, phase, next);
+        backend::async_wait<1>();
       } else {
-        backend::async_commit();
+        backend::async_wait<0>();
       }
-      gct_wait_pending(ahead);
-      gct_fold_piece<threads, In>(sh, rows_of(0), slot_at, phase, st, cm);
+      gct_fold_piece<threads, In>(sh, rows_of(0), half, phase, st, cm);
     } else {  // piece k in half k % 2; a thread folds only what it copied, so no barrier
       gct_issue_piece<threads, In>(sh, src, in.ld, 0, rows_of(0), 0, phase, st);
       for (std::int64_t k = 0; k < pieces; ++k) {
         if (k + 1 < pieces) {
-          gct_issue_piece<threads, In>(sh, src, in.ld, k + 1, rows_of(k + 1), half_at(k + 1), phase, st);
+          gct_issue_piece<threads, In>(sh, src, in.ld, k + 1, rows_of(k + 1), static_cast<int>((k + 1) % 2), phase, st);
           backend::async_wait<1>();
         } else {
           backend::async_wait<0>();
         }
-        gct_fold_piece<threads, In>(sh, rows_of(k), half_at(k), phase, st, cm);
+        gct_fold_piece<threads, In>(sh, rows_of(k), static_cast<int>(k % 2), phase, st, cm);
       }
     }
     std::uint32_t cmax[U];
@@ -324,18 +300,19 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
     const bool in_range = tile_column_scales<S, cols>(out, sh.scales, b, g, st.c0, st.cols_here, true,
                                                       [&](int i) { return gp.fold(i, threads / wave_n); });
     if (pieces == 1) {
-      encode(st, 0, slot_at, in_range);
+      encode(st, 0, half, in_range);
+      half ^= 1;
     } else {  // last first: pieces - 1 and pieces - 2 are still in the tile
       for (std::int64_t k = pieces - 1; k >= 0; --k) {
         if (k != pieces - 1) backend::block_sync();  // piece k + 1 is encoded: its half is free
         const bool fetch = k >= 1 && k - 1 < pieces - 2;
-        if (fetch) gct_issue_piece<threads, In>(sh, src, in.ld, k - 1, rows_of(k - 1), half_at(k - 1), phase, st);
+        if (fetch) gct_issue_piece<threads, In>(sh, src, in.ld, k - 1, rows_of(k - 1), static_cast<int>((k - 1) % 2), phase, st);
         if (k < pieces - 2) {  // piece k, copied during the encode of k + 1
           if (fetch) backend::async_wait<1>();
           else backend::async_wait<0>();
           backend::block_sync();
         }
-        encode(st, k, half_at(k), in_range);
+        encode(st, k, static_cast<int>(k % 2), in_range);
       }
     }
     const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
