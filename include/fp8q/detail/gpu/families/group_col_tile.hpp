@@ -166,22 +166,20 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
   for (int k = 0; k < U; ++k) sc[k] = sh.scales[uc * U + k];
   const int first = col_out ? tid % per_round : tid / gct_units;  // this thread's first quad
   with_in_range<S, In, U>([&] { return in_range; }, [&](auto fast) {
-    // One quad: full (all 4 rows the group's, a column-major output with 4-byte aligned words)
-    // leaves as one word per column; any other as bytes.
-    auto quad = [&](int q, auto full) {
+    for (int q = first; q < nq; q += per_round) {
       const int lo = phase - 4 * q;  // rows j of the quad with lo <= j < hi are the group's
       const int hi = rows_c + phase - 4 * q;
       unit_raw<In, U> v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         v[j] = unit_raw<In, U>{};
-        if (decltype(full)::value || (j >= lo && j < hi)) v[j] = sh.tile[at + 4 * q + j][uc ^ (q & 7)];
+        if (j >= lo && j < hi) v[j] = sh.tile[at + 4 * q + j][uc ^ (q & 7)];
       }
       std::uint32_t qw[4][U / 4];
       if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, qw);
       else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
       std::uint8_t* dst = base + 4 * q * rs;
-      if constexpr (decltype(full)::value) {
+      if (col_out && wide && lo <= 0 && hi >= 4) {  // a full quad: one word per column
 #pragma unroll
         for (int w = 0; w < U / 4; ++w) {
           std::uint32_t cw[4];
@@ -196,7 +194,8 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
         for (int j = 0; j < 4; ++j) {
           if (j >= lo && j < hi) store_words<U / 4>(dst + j * rs, qw[j]);
         }
-      } else {
+      } else {  // bytes, each column line's address computed once: a group's partial first and
+                // last quads share a wave with full ones, which waits for them
 #pragma unroll
         for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
           if (k >= cols_unit) continue;
@@ -207,18 +206,6 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
           }
         }
       }
-    };
-    if (col_out && wide) {
-      // The full quads in the loop, so a wave's lanes take one path; the group's partial first
-      // and last quads (phase rows of slack before it, its end off the 4-row grid) by two lanes
-      // after it.
-      const int full_first = phase > 0 ? 1 : 0;
-      const int full_end = (rows_c + phase) / 4;
-      for (int q = full_first + first; q < full_end; q += per_round) quad(q, std::true_type{});
-      if (first == 0 && phase > 0) quad(0, std::false_type{});
-      if (first == 1 && (rows_c + phase) % 4 != 0 && full_end >= full_first) quad(full_end, std::false_type{});
-    } else {
-      for (int q = first; q < nq; q += per_round) quad(q, std::false_type{});
     }
   });
 }
