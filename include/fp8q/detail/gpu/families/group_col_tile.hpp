@@ -164,9 +164,8 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
   float sc[U];
 #pragma unroll
   for (int k = 0; k < U; ++k) sc[k] = sh.scales[uc * U + k];
-  const int first = col_out ? tid % per_round : tid / gct_units;  // this thread's first quad
   with_in_range<S, In, U>([&] { return in_range; }, [&](auto fast) {
-    for (int q = first; q < nq; q += per_round) {
+    for (int q = col_out ? tid % per_round : tid / gct_units; q < nq; q += per_round) {
       const int lo = phase - 4 * q;  // rows j of the quad with lo <= j < hi are the group's
       const int hi = rows_c + phase - 4 * q;
       unit_raw<In, U> v[4];
@@ -179,7 +178,7 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
       if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, qw);
       else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
       std::uint8_t* dst = base + 4 * q * rs;
-      if (col_out && wide && lo <= 0 && hi >= 4) {  // a full quad: one word per column
+      if (col_out && wide && lo <= 0 && hi >= 4) {
 #pragma unroll
         for (int w = 0; w < U / 4; ++w) {
           std::uint32_t cw[4];
@@ -189,20 +188,17 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
             if (4 * w + k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + (4 * w + k) * cs) = cw[k];
           }
         }
-      } else if (!col_out && wide && cols_unit == U) {
+        continue;
+      }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if (j >= lo && j < hi) store_words<U / 4>(dst + j * rs, qw[j]);
-        }
-      } else {  // bytes, each column line's address computed once: a group's partial first and
-                // last quads share a wave with full ones, which waits for them
+      for (int j = 0; j < 4; ++j) {
+        if (j < lo || j >= hi) continue;
+        if (!col_out && wide && cols_unit == U) {
+          store_words<U / 4>(dst + j * rs, qw[j]);
+        } else {
 #pragma unroll
-        for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
-          if (k >= cols_unit) continue;
-          std::uint8_t* line = dst + k * cs;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            if (j >= lo && j < hi) line[j * rs] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
+          for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
+            if (k < cols_unit) dst[j * rs + k * cs] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
           }
         }
       }
