@@ -97,19 +97,27 @@ __device__ inline void unit_signs(const unit_raw<In, U>& r, std::uint32_t (&sign
   }
 }
 
-// cast_unit for a group that passed in_range_group<S>(amax, s) (s >= +0, so x * s has the sign
-// of x): the same bytes, without the NaN and overflow handling. Stores only when `store` (the
-// condition on the store alone, so that it is one predicate, not a branch around the unit).
+// Scale and encode one unit of a group that passed in_range_group<S>(amax, s) (s >= +0, so x * s
+// has the sign of x) to U / 4 words: the same words as encode_unit_words, without the NaN and
+// overflow handling.
 template <spec S, tuning T, class In, int U>
-__device__ inline void cast_unit_in_range(const unit_raw<In, U>& r, float s, std::uint8_t* dst, bool store) {
+__device__ inline void encode_unit_words_in_range(const unit_raw<In, U>& r, float s, std::uint32_t (&w)[U / 4]) {
   float y[U];
   widen_unit<In, U>(r, y);
 #pragma unroll
   for (int k = 0; k < U; ++k) y[k] *= s;
   std::uint32_t signs[U / 4];
   unit_signs<In, U>(r, signs);
-  std::uint32_t w[U / 4];
   encode_words_in_range<S, T>(y, signs, w);
+}
+
+// cast_unit for a group that passed in_range_group<S>(amax, s): the same bytes, without the NaN
+// and overflow handling. Stores only when `store` (the condition on the store alone, so that it
+// is one predicate, not a branch around the unit).
+template <spec S, tuning T, class In, int U>
+__device__ inline void cast_unit_in_range(const unit_raw<In, U>& r, float s, std::uint8_t* dst, bool store) {
+  std::uint32_t w[U / 4];
+  encode_unit_words_in_range<S, T, In, U>(r, s, w);
   if (store) store_words<U / 4>(dst, w);
 }
 

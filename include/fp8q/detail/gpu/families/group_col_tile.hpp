@@ -179,15 +179,7 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
       else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
       std::uint8_t* dst = base + 4 * q * rs;
       if (col_out && wide && lo <= 0 && hi >= 4) {
-#pragma unroll
-        for (int w = 0; w < U / 4; ++w) {
-          std::uint32_t cw[4];
-          transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], cw);
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            if (4 * w + k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + (4 * w + k) * cs) = cw[k];
-          }
-        }
+        store_quad_columns<U>(qw, dst, cs, cols_unit);
         continue;
       }
 #pragma unroll

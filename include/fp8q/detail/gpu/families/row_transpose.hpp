@@ -148,13 +148,7 @@ __global__ void __launch_bounds__(TC::value.threads)
         if (4 * q + j < rows_here) v = sh.tile[4 * q + j][uc ^ (q & 7)];
         const float s = sh.scales[4 * q + j];
         if constexpr (decltype(fast)::value) {
-          float y[U];
-          widen_unit<In, U>(v, y);
-#pragma unroll
-          for (int k = 0; k < U; ++k) y[k] *= s;
-          std::uint32_t signs[U / 4];
-          unit_signs<In, U>(v, signs);
-          encode_words_in_range<S, T>(y, signs, qw[j]);
+          encode_unit_words_in_range<S, T, In, U>(v, s, qw[j]);
         } else {
           const std::uint64_t first = logical_index(b, r0 + 4 * q + j, c0 + uc * U, M, N);
           encode_unit_words<S, T, In, U>(v, s, qw[j], seed, [&](int k) { return first + k; });
@@ -162,15 +156,7 @@ __global__ void __launch_bounds__(TC::value.threads)
       }
       std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
       if (wide && 4 * q + 4 <= rows_here) {
-#pragma unroll
-        for (int w = 0; w < U / 4; ++w) {
-          std::uint32_t cw[4];
-          transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], cw);
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            if (4 * w + k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + (4 * w + k) * ld) = cw[k];
-          }
-        }
+        store_quad_columns<U>(qw, dst, ld, cols_unit);
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
