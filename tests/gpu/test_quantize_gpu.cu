@@ -52,7 +52,9 @@ constexpr tuning hw{.convert = convert_path::hardware};
 int variants(cudaStream_t s) {
   int p = 0;
   const shape shapes[] = {{1, 50, 300}, {2, 65, 129, layout::row_major, 7}, {1, 64, 80, layout::col_major, 0, layout::col_major, 3},
-                          {1, 70, 90, layout::row_major, 0, layout::col_major, 0}};
+                          {1, 70, 90, layout::row_major, 0, layout::col_major, 0},
+                          // 16-byte input lines into a column-major output: row_transpose, stochastic rounding too
+                          {2, 140, 96, layout::row_major, 0, layout::col_major, 0}};
   std::uint64_t seed = 99;
   for (const shape& sh : shapes) {
     for (data_kind k : {data_kind::random, data_kind::adversarial}) {
