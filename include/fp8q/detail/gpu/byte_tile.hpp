@@ -20,6 +20,16 @@ struct byte_tile {
   bool row_major;       // the output's order
 };
 
+// Quad tiles: 128 input bytes (8 units) of each of a tile's rows in shared memory, read back
+// transposed in quads of 4 rows x 1 unit (per-group colwise, rowwise into column-major output).
+/// Units per quad-tile row: 128 input bytes, also the period of the swizzle (eight 16-byte slots
+/// span the 32 banks once).
+inline constexpr int quad_tile_units = 8;
+/// Slot of unit u of tile row r (a tile's first row on a multiple of 32): rows of one quad share a
+/// rotation, consecutive quads differ, so 8 lanes reading one unit column of 8 consecutive quads
+/// (or 8 units of one row) hit 8 distinct 4-bank groups. Quad q's rows hold unit u in slot u ^ (q % 8).
+__device__ inline int quad_tile_slot(int r, int u) { return u ^ ((r >> 2) & 7); }
+
 // Row j of a quad, widened and scaled by its columns' scales: y[k] = v[j][k] * sc[k].
 template <class In, int U>
 __device__ inline void scale_quad_row(const unit_raw<In, U>& v, const float (&sc)[U], float (&y)[U]) {

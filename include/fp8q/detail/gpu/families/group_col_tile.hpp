@@ -28,9 +28,8 @@
 
 namespace fp8q::detail::gpu {
 
-/// Units (16 input bytes) per strip row: a strip is 128 bytes of every input row, which is also
-/// the period of the tile's swizzle (eight 16-byte slots span the 32 banks once).
-inline constexpr int gct_units = 8;
+/// Units (16 input bytes) per strip row: a strip is one quad-tile row (byte_tile.hpp).
+inline constexpr int gct_units = quad_tile_units;
 /// Columns of the widest strip (2-byte inputs).
 inline constexpr int gct_max_cols = gct_units * 8;
 
@@ -47,7 +46,7 @@ static_assert(gct_half % 32 == 0, "a half starts on the swizzle's period (8 quad
 /// launches sizeof of it (gct_smem_bytes).
 template <int Threads>
 struct gct_shared {
-  u32x4 tile[gct_rows][gct_units];                   // [rows][slots] input units, gct_slot order
+  u32x4 tile[gct_rows][gct_units];                   // [rows][slots] input units, quad_tile_slot order
   std::uint32_t partial[Threads / 32][gct_max_cols];  // [waves][strip columns] amax bits
   float scales[gct_max_cols];                         // [strip columns] this strip's scales
   device_group bounds;
@@ -55,11 +54,6 @@ struct gct_shared {
 
 template <int Threads>
 inline constexpr int gct_smem_bytes = static_cast<int>(sizeof(gct_shared<Threads>));
-
-/// Slot of unit u of tile row r: rows of one quad share a rotation, consecutive quads differ, so
-/// 8 lanes reading one unit column of 8 consecutive quads (or 8 units of one row) hit 8
-/// distinct 4-bank groups.
-__device__ inline int gct_slot(int r, int u) { return u ^ ((r >> 2) & 7); }
 
 // One strip of one group, as every family-wide constant of the block sees it.
 struct gct_strip {
@@ -114,7 +108,7 @@ __device__ inline void gct_issue_piece(gct_shared<Threads>& sh,
     const In* p = src + (k * gct_piece) * ld + u * U;
     const int at = half * gct_half + phase;
     for (int r = tid / gct_units; r < rows_c; r += step)
-      backend::async_copy16(&sh.tile[at + r][gct_slot(at + r, u)], p + r * ld, bytes);
+      backend::async_copy16(&sh.tile[at + r][quad_tile_slot(at + r, u)], p + r * ld, bytes);
   }
   backend::async_commit();
 }
@@ -128,7 +122,7 @@ __device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c,
   const int u = tid % gct_units;
   if (st.cols_here - u * unit_elems<In> <= 0) return;
   const int at = half * gct_half + phase;
-  for (int r = tid / gct_units; r < rows_c; r += step) cm.add(sh.tile[at + r][gct_slot(at + r, u)]);
+  for (int r = tid / gct_units; r < rows_c; r += step) cm.add(sh.tile[at + r][quad_tile_slot(at + r, u)]);
 }
 
 // Encode piece k (group rows [i0, i0 + rows_c), i0 = k * gct_piece, in half `half` at its rows

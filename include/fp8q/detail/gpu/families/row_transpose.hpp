@@ -23,11 +23,11 @@ namespace fp8q::detail::gpu {
 /// Rows of the cast tile: 32 quads, so that one wave's quads of one unit column are 128 output
 /// bytes of each column.
 inline constexpr int rt_rows = 128;
-/// Units (16 input bytes) per tile row; the period of the tile's swizzle.
-inline constexpr int rt_units = 8;
+/// Units (16 input bytes) per tile row: one quad-tile row (byte_tile.hpp).
+inline constexpr int rt_units = quad_tile_units;
 
 struct rt_shared {
-  u32x4 tile[rt_rows][rt_units];  // [rows][slots] input units, slot = unit ^ (row / 4 % 8)
+  u32x4 tile[rt_rows][rt_units];  // [rows][slots] input units, quad_tile_slot order
   float scales[rt_rows];          // [rows] the tile's rows' scales
 };
 
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     const int u = i % rt_units;
     const int head = cols_here - u * U;  // this unit's columns: whole when >= U, none when <= 0
     if (r < rows_here && head > 0)
-      backend::async_copy16(&sh.tile[r][u ^ ((r >> 2) & 7)], src + r * in.ld + u * U,
+      backend::async_copy16(&sh.tile[r][quad_tile_slot(r, u)], src + r * in.ld + u * U,
                             (head >= U ? U : head) * static_cast<int>(sizeof(In)));
   }
   backend::async_commit();
