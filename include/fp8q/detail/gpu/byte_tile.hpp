@@ -151,6 +151,39 @@ __device__ inline void store_byte_tile(const byte_tile& t, const quantized<S>& o
   }
 }
 
+// Zero `lines` lines of `len` bytes each, line i at first + i * stride, with the block's threads.
+// Short lines (a few padding rows of a column-major output) one byte per thread, so a warp's
+// byte stores cover whole runs of each line; longer ones one 16-byte window per thread (a
+// 16-byte store where the window lies inside the line, its bytes one by one at the line's two
+// ends). Padding of aligned groups: one byte and two 64-bit divisions per byte cost G = 64,
+// align 128 a fifth of its time (docs/design.md, "Per-group colwise").
+__device__ inline void zero_lines(std::uint8_t* first, std::int64_t stride, std::int64_t lines, std::int64_t len,
+                                  int tid, int threads) {
+  if (lines <= 0 || len <= 0) return;
+  if (len < 32) {
+    for (std::int64_t it = tid; it < lines * len; it += threads) {
+      const std::int64_t line = it / len;
+      first[line * stride + (it - line * len)] = 0;
+    }
+    return;
+  }
+  const std::int64_t windows = len / 16 + 2;  // 16-byte windows a line touches at most
+  for (std::int64_t it = tid; it < lines * windows; it += threads) {
+    const std::int64_t line = it / windows;
+    std::uint8_t* s = first + line * stride;  // [len] FP8: the line
+    std::uint8_t* e = s + len;
+    // pointer arithmetic from s, not an integer round trip, so HIP keeps the global address space
+    std::uint8_t* w = s - static_cast<int>(reinterpret_cast<std::uintptr_t>(s) % 16) + 16 * (it - line * windows);
+    if (w >= e) continue;
+    if (w >= s && w + 16 <= e) {
+      *reinterpret_cast<u32x4*>(w) = u32x4{0u, 0u, 0u, 0u};
+    } else {
+      for (int k = 0; k < 16; ++k)
+        if (w + k >= s && w + k < e) w[k] = 0;
+    }
+  }
+}
+
 // Cast the tile of rows_here x cols_here at (b, r0, c0) of a row-major input (T.tile_rows x
 // T.tile_cols at most) with its column scales (scales: [T.tile_cols] f32 in shared memory, written
 // and synchronized by the caller) and store it; in_range: every column passed in_range_group

@@ -302,11 +302,11 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
       }
     }
     const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
-    auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
-    for (std::int64_t it = tid; it < pad * st.cols_here; it += threads) {
-      const std::int64_t r = col_out ? it % pad : it / st.cols_here;
-      const std::int64_t k = col_out ? it / pad : it % st.cols_here;
-      out_bytes[out.data.offset(b, d.out_begin + n + r, st.c0 + k)] = 0;
+    if (pad > 0) {
+      // lines of the output's order: a column's pad rows (column-major) or a pad row's strip columns
+      auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
+      zero_lines(out_bytes + out.data.offset(b, d.out_begin + n, st.c0), out.data.ld, col_out ? st.cols_here : pad,
+                 col_out ? pad : st.cols_here, tid, threads);
     }
     backend::block_sync();  // the tile's halves, the partials and the scales are free
   }
