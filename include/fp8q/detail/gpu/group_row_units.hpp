@@ -295,15 +295,13 @@ template <spec S, tuning T, class In, int U>
   }
   std::uint32_t w[W];
   encode_scaled_unit<S, T, In, U>(raw, y, in_range, w, seed, row_index + c0);
-  const int at = c0 + group_shift(s, g, padded);
+  const int at = c0 + gc.shift;
   if (split == 0 || (!padded && second)) {
-    if (at % U == 0) {
-      store_words<W>(dst + at, w);
-      return;
-    }
+    if (at % U == 0) store_words<W>(dst + at, w);
+    else store_words_unaligned<W>(dst + at, w);  // a padded group shifted off the unit grid
+    return;
   }
-  // a padded group shifted off the unit grid, or a unit across a boundary of a padded output or
-  // across the last end
+  // a unit across a boundary of a padded output, or across the last end
   const int at2 = c0 + (second ? group_shift(s, h, padded) : 0);
 #pragma unroll
   for (int k = 0; k < U; ++k) {

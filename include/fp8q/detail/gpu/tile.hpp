@@ -144,6 +144,29 @@ __device__ inline void store_words(std::uint8_t* p, const std::uint32_t (&w)[W])
   if constexpr (W == 4) *reinterpret_cast<u32x4*>(p) = u32x4{w[0], w[1], w[2], w[3]};
 }
 
+/// Store W little-endian words of FP8 codes (4 * W bytes) at any byte address, in aligned pieces:
+/// the bytes up to the first 4-byte boundary, W - 1 whole words, the rest (W + 1 or W + 2 stores).
+template <int W>
+__device__ inline void store_words_unaligned(std::uint8_t* p, const std::uint32_t (&w)[W]) {
+  const int mis = static_cast<int>(reinterpret_cast<std::uintptr_t>(p) % 4);
+  if (mis == 0) {
+#pragma unroll
+    for (int k = 0; k < W; ++k) *reinterpret_cast<std::uint32_t*>(p + 4 * k) = w[k];
+    return;
+  }
+  const int head = 4 - mis;  // bytes of w[0] before the first boundary
+  if (head & 1) p[0] = static_cast<std::uint8_t>(w[0]);
+  if (head & 2) *reinterpret_cast<std::uint16_t*>(p + (head & 1)) = static_cast<std::uint16_t>(w[0] >> (8 * (head & 1)));
+  std::uint8_t* q = p + head;  // 4-byte aligned
+#pragma unroll
+  for (int k = 1; k < W; ++k)
+    *reinterpret_cast<std::uint32_t*>(q + 4 * (k - 1)) = (w[k - 1] >> (8 * head)) | (w[k] << (8 * mis));
+  std::uint8_t* t = q + 4 * (W - 1);  // the last mis bytes: the top of w[W - 1]
+  const std::uint32_t top = w[W - 1] >> (8 * head);
+  if (mis & 2) *reinterpret_cast<std::uint16_t*>(t) = static_cast<std::uint16_t>(top);
+  if (mis & 1) t[mis & 2] = static_cast<std::uint8_t>(top >> (8 * (mis & 2)));
+}
+
 /// Load 16 consecutive elements (16-byte aligned) as f32.
 template <class In>
 __device__ inline void load16(const In* p, float (&v)[vec_elems]) {
