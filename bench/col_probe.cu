@@ -14,18 +14,10 @@
 #include <string>
 #include <vector>
 #include "fp8q/gpu/quantize.hpp"
+#include "probe_util.hpp"
 
 namespace fq = fp8q;
-using i64 = std::int64_t;
-static void cuda_ok(cudaError_t e, int line = __builtin_LINE()) {
-  if (e == cudaSuccess) return;
-  std::printf("CUDA %s at line %d\n", cudaGetErrorString(e), line);
-  std::exit(1);
-}
-static std::uint64_t fnv(const std::vector<std::uint8_t>& v, std::uint64_t h = 1469598103934665603ull) {
-  for (auto b : v) { h ^= b; h *= 1099511628211ull; }
-  return h;
-}
+using namespace probe;
 constexpr fq::spec col{.out = fq::format::e4m3fn, .granularity = fq::granularity::col};
 constexpr fq::spec col_fnuz{.out = fq::format::e4m3fnuz, .granularity = fq::granularity::col};
 constexpr fq::spec ten{.out = fq::format::e4m3fn, .granularity = fq::granularity::tensor};
@@ -54,19 +46,10 @@ int main(int argc, char** argv) {
   const std::size_t wsb = 64 << 20; cuda_ok(cudaMalloc(&ws, wsb));
   cuda_ok(cudaMemcpy(in, h.data(), n * 2, cudaMemcpyHostToDevice));
   cudaStream_t st; cuda_ok(cudaStreamCreate(&st));
-  cudaEvent_t e0, e1; cuda_ok(cudaEventCreate(&e0)); cuda_ok(cudaEventCreate(&e1));
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 41;
-  auto timeit = [&](auto&& fn) {
-    for (int i = 0; i < 3; ++i) fn();
-    std::vector<float> ts;
-    for (int i = 0; i < iters; ++i) { cuda_ok(cudaEventRecord(e0, st)); fn(); cuda_ok(cudaEventRecord(e1, st)); cuda_ok(cudaEventSynchronize(e1)); float ms; cuda_ok(cudaEventElapsedTime(&ms, e0, e1)); ts.push_back(ms * 1000.f); }
-    std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
-  };
-  void *cs, *cd; const std::size_t cb = std::size_t{1} << 30; cuda_ok(cudaMalloc(&cs, cb)); cuda_ok(cudaMalloc(&cd, cb)); cuda_ok(cudaMemset(cs, 1, cb));
-  const float tcopy = timeit([&] { cuda_ok(cudaMemcpyAsync(cd, cs, cb, cudaMemcpyDeviceToDevice, st)); });
-  const double copy_bw = 2.0 * cb / (tcopy * 1e-6);
-  std::printf("copy %.1f us  %.0f GB/s\n", tcopy, copy_bw / 1e9);
-  cuda_ok(cudaFree(cs)); cuda_ok(cudaFree(cd));
+  timer tm(st, iters, 3);
+  auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
+  const double copy_bw = copy_bandwidth(tm);
   const double bytes = 3.0 * M * N;
   const char* only = argc > 1 ? argv[1] : nullptr;
   auto run = [&](const char* label, auto spec_tag, auto tuning_tag, fq::layout order) {
@@ -83,9 +66,8 @@ int main(int argc, char** argv) {
     auto call = [&] { auto s = fq::quantize<S, T>(iv, q, {.stream = st, .workspace = ws, .workspace_bytes = wsb}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(1); } };
     cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, sn * 4)); cuda_ok(cudaMemset(inv, 0xa5, sn * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    std::vector<std::uint8_t> a(n), b(sn * 4);
-    cuda_ok(cudaMemcpy(a.data(), out, n, cudaMemcpyDeviceToHost));
-    cuda_ok(cudaMemcpy(b.data(), sc, b.size(), cudaMemcpyDeviceToHost));
+    const auto a = fetch(out, n);
+    const auto b = fetch(sc, static_cast<std::size_t>(sn * 4));
     const std::uint64_t hh = fnv(b, fnv(a));
     const float t = timeit(call);
     std::printf("%-28s %8.1f us  frac_copy %.3f  hash %016llx\n", label, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);

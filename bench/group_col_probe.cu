@@ -13,29 +13,9 @@
 #include <string>
 #include <vector>
 #include "fp8q/gpu/quantize.hpp"
+#include "probe_util.hpp"
 namespace fq = fp8q;
-using i64 = std::int64_t;
-static void cuda_ok(cudaError_t e, int line = __builtin_LINE()) {
-  if (e == cudaSuccess) return;
-  std::printf("CUDA %s at line %d\n", cudaGetErrorString(e), line);
-  std::exit(1);
-}
-static std::uint64_t fnv(const std::vector<std::uint8_t>& v, std::uint64_t h = 1469598103934665603ull) {
-  for (auto b : v) { h ^= b; h *= 1099511628211ull; }
-  return h;
-}
-std::vector<std::int32_t> bench_ends(i64 extent, i64 groups) {
-  std::vector<std::int32_t> ends(groups);
-  std::uint64_t x = 0x9e3779b97f4a7c15ull ^ static_cast<std::uint64_t>(groups);
-  std::vector<double> w(groups);
-  double total = 0.0;
-  for (auto& v : w) { x = x * 6364136223846793005ull + 1442695040888963407ull; v = 0.25 + 1.5 * static_cast<double>(x >> 11) / 9007199254740992.0; }
-  if (groups > 1) w[1] = 0.0;
-  for (double v : w) total += v;
-  double acc = 0.0;
-  for (i64 g = 0; g < groups; ++g) { acc += w[g]; ends[g] = static_cast<std::int32_t>(g + 1 == groups ? extent : extent * acc / total); }
-  return ends;
-}
+using namespace probe;
 constexpr fq::spec gc{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_col, .power_of_2 = true};
 int main() {
   const i64 M = 16640, N = 5120;
@@ -51,18 +31,9 @@ int main() {
   cuda_ok(cudaMalloc(&ends_d, maxG * 4)); cuda_ok(cudaMalloc(&pends, maxG * 4));
   cuda_ok(cudaMemcpy(in, h.data(), n * 2, cudaMemcpyHostToDevice));
   cudaStream_t st; cuda_ok(cudaStreamCreate(&st));
-  cudaEvent_t e0, e1; cuda_ok(cudaEventCreate(&e0)); cuda_ok(cudaEventCreate(&e1));
-  auto timeit = [&](auto&& fn) {
-    for (int i = 0; i < 3; ++i) fn();
-    std::vector<float> ts;
-    for (int i = 0; i < 41; ++i) { cuda_ok(cudaEventRecord(e0, st)); fn(); cuda_ok(cudaEventRecord(e1, st)); cuda_ok(cudaEventSynchronize(e1)); float ms; cuda_ok(cudaEventElapsedTime(&ms, e0, e1)); ts.push_back(ms * 1000.f); }
-    std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
-  };
-  void *cs, *cd; const std::size_t cb = std::size_t{1} << 30; cuda_ok(cudaMalloc(&cs, cb)); cuda_ok(cudaMalloc(&cd, cb)); cuda_ok(cudaMemset(cs, 1, cb));
-  const float tcopy = timeit([&] { cuda_ok(cudaMemcpyAsync(cd, cs, cb, cudaMemcpyDeviceToDevice, st)); });
-  const double copy_bw = 2.0 * cb / (tcopy * 1e-6);
-  std::printf("copy %.1f us  %.0f GB/s\n", tcopy, copy_bw / 1e9);
-  cuda_ok(cudaFree(cs)); cuda_ok(cudaFree(cd));
+  timer tm(st, 41, 3);
+  auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
+  const double copy_bw = copy_bandwidth(tm);
   const double bytes = 3.0 * M * N;
   for (int rep = 0; rep < 2; ++rep)
   for (i64 G : {1, 16, 64, 128}) for (i64 align : {1, 16, 128}) {
@@ -77,9 +48,9 @@ int main() {
     auto call = [&] { auto s = fq::quantize<gc>(iv, q, {.stream = st, .groups = {ends_d, G, align, align > 1 ? pends : nullptr}}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(2); } };
     cuda_ok(cudaMemset(out, 0xa5, MP * N)); cuda_ok(cudaMemset(sc, 0xa5, G * N * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    std::vector<std::uint8_t> a(static_cast<std::size_t>(MP * N)), b(static_cast<std::size_t>(G * N * 4)), c(G * 4);
-    cuda_ok(cudaMemcpy(a.data(), out, a.size(), cudaMemcpyDeviceToHost)); cuda_ok(cudaMemcpy(b.data(), sc, b.size(), cudaMemcpyDeviceToHost));
-    cuda_ok(cudaMemcpy(c.data(), pends, c.size(), cudaMemcpyDeviceToHost));
+    const auto a = fetch(out, static_cast<std::size_t>(MP * N));
+    const auto b = fetch(sc, static_cast<std::size_t>(G * N * 4));
+    const auto c = fetch(pends, static_cast<std::size_t>(G * 4));
     const std::uint64_t hh = fnv(c, fnv(b, fnv(a)));
     const float t = timeit(call);
     std::printf("G=%-4lld align %-4lld %8.1f us  frac_copy %.3f  hash %016llx\n", (long long)G, (long long)align, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);

@@ -19,14 +19,10 @@
 #include <string>
 #include <vector>
 #include "fp8q/gpu/quantize.hpp"
+#include "probe_util.hpp"
 
 namespace fq = fp8q;
-using i64 = std::int64_t;
-static void cuda_ok(cudaError_t e, std::source_location at = std::source_location::current()) {
-  if (e == cudaSuccess) return;
-  std::printf("CUDA %s at line %u\n", cudaGetErrorString(e), static_cast<unsigned>(at.line()));
-  std::exit(1);
-}
+using namespace probe;
 
 constexpr fq::spec grp{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_row, .power_of_2 = true};
 constexpr fq::spec grp_np2{.out = fq::format::e4m3fn, .granularity = fq::granularity::group_row};
@@ -34,23 +30,6 @@ constexpr fq::spec grp_fnuz{.out = fq::format::e4m3fnuz, .granularity = fq::gran
 constexpr fq::spec row{.out = fq::format::e4m3fn, .granularity = fq::granularity::row, .power_of_2 = true};
 constexpr fq::tuning t_sw{.convert = fq::convert_path::software};
 
-static std::uint64_t fnv(const std::vector<std::uint8_t>& v, std::uint64_t h = 1469598103934665603ull) {
-  for (auto b : v) { h ^= b; h *= 1099511628211ull; }
-  return h;
-}
-
-std::vector<std::int32_t> bench_ends(i64 extent, i64 groups, bool empty1) {
-  std::vector<std::int32_t> ends(groups);
-  std::uint64_t x = 0x9e3779b97f4a7c15ull ^ static_cast<std::uint64_t>(groups);
-  std::vector<double> w(groups);
-  double total = 0.0;
-  for (auto& v : w) { x = x * 6364136223846793005ull + 1442695040888963407ull; v = 0.25 + 1.5 * static_cast<double>(x >> 11) / 9007199254740992.0; }
-  if (groups > 1 && empty1) w[1] = 0.0;
-  for (double v : w) total += v;
-  double acc = 0.0;
-  for (i64 g = 0; g < groups; ++g) { acc += w[g]; ends[g] = static_cast<std::int32_t>(g + 1 == groups ? extent : extent * acc / total); }
-  return ends;
-}
 std::vector<std::int32_t> aligned_ends(i64 extent, i64 groups) {
   std::vector<std::int32_t> ends(groups);
   for (i64 g = 0; g < groups; ++g) ends[g] = static_cast<std::int32_t>(g + 1 == groups ? extent : extent * (g + 1) / groups / 8 * 8);
@@ -79,27 +58,14 @@ int main() {
   cuda_ok(cudaMalloc(&d_ends, 4096));
   cuda_ok(cudaMemcpy(in, h.data(), n * 2, cudaMemcpyHostToDevice));
   cudaStream_t st; cuda_ok(cudaStreamCreate(&st));
-  cudaEvent_t e0, e1; cuda_ok(cudaEventCreate(&e0)); cuda_ok(cudaEventCreate(&e1));
-  auto timeit = [&](auto&& fn) {
-    const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 25;
-    for (int i = 0; i < (iters < 25 ? 0 : 3); ++i) fn();
-    std::vector<float> ts;
-    for (int i = 0; i < iters; ++i) { cuda_ok(cudaEventRecord(e0, st)); fn(); cuda_ok(cudaEventRecord(e1, st)); cuda_ok(cudaEventSynchronize(e1)); float ms; cuda_ok(cudaEventElapsedTime(&ms, e0, e1)); ts.push_back(ms * 1000.f); }
-    std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
-  };
-  // copy
-  void *cs, *cd; const std::size_t cb = std::size_t{1} << 30; cuda_ok(cudaMalloc(&cs, cb)); cuda_ok(cudaMalloc(&cd, cb)); cuda_ok(cudaMemset(cs, 1, cb));
-  const float tcopy = timeit([&] { cuda_ok(cudaMemcpyAsync(cd, cs, cb, cudaMemcpyDeviceToDevice, st)); });
-  const double copy_bw = 2.0 * cb / (tcopy * 1e-6);
-  std::printf("copy %.1f us  %.0f GB/s\n", tcopy, copy_bw / 1e9);
-  cuda_ok(cudaFree(cs)); cuda_ok(cudaFree(cd));
+  const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 25;
+  timer tm(st, iters, iters < 25 ? 0 : 3);
+  auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
+  const double copy_bw = copy_bandwidth(tm);
   const double bytes = 3.0 * M * N;
   auto hash_out = [&](i64 G) {
-    std::vector<std::uint8_t> a(n), b(static_cast<std::size_t>(G * M * 4)), c(static_cast<std::size_t>(G * M * 4));
-    cuda_ok(cudaMemcpy(a.data(), out, a.size(), cudaMemcpyDeviceToHost));
-    cuda_ok(cudaMemcpy(b.data(), sc, b.size(), cudaMemcpyDeviceToHost));
-    cuda_ok(cudaMemcpy(c.data(), inv, c.size(), cudaMemcpyDeviceToHost));
-    return fnv(c, fnv(b, fnv(a)));
+    return fnv(fetch(inv, static_cast<std::size_t>(G * M * 4)),
+               fnv(fetch(sc, static_cast<std::size_t>(G * M * 4)), fnv(fetch(out, n))));
   };
   const char* only = std::getenv("EXP_ONLY");
   auto run_group = [&](const char* label, auto spec_tag, auto tuning_tag, const std::vector<std::int32_t>& ends) {
@@ -141,9 +107,9 @@ int main() {
       auto call = [&] { if (fq::quantize<grp>(iv, q, {.stream = st, .groups = {d_ends, G, align, pends}}) != fq::status::success) std::exit(2); };
       cuda_ok(cudaMemset(pout, 0xa5, M * NP)); cuda_ok(cudaMemset(sc, 0xa5, G * M * 4)); cuda_ok(cudaMemset(inv, 0xa5, G * M * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
       call(); cuda_ok(cudaStreamSynchronize(st));
-      std::vector<std::uint8_t> a(static_cast<std::size_t>(M * NP)), b(static_cast<std::size_t>(G * M * 4)), c(G * 4);
-      cuda_ok(cudaMemcpy(a.data(), pout, a.size(), cudaMemcpyDeviceToHost)); cuda_ok(cudaMemcpy(b.data(), sc, b.size(), cudaMemcpyDeviceToHost));
-      cuda_ok(cudaMemcpy(c.data(), pends, c.size(), cudaMemcpyDeviceToHost));
+      const auto a = fetch(pout, static_cast<std::size_t>(M * NP));
+      const auto b = fetch(sc, static_cast<std::size_t>(G * M * 4));
+      const auto c = fetch(pends, static_cast<std::size_t>(G * 4));
       const std::uint64_t hh = fnv(c, fnv(b, fnv(a)));
       const float t = timeit(call);
       std::printf("%-34s G=%-4lld %8.1f us  frac_copy %.3f  hash %016llx\n", align == 16 ? "padded align 16" : "padded align 128", (long long)G, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
