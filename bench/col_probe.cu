@@ -33,14 +33,7 @@ constexpr fq::tuning with_convert(fq::tuning t, fq::convert_path c) {
 int main(int argc, char** argv) {
   const i64 M = 16384, N = 5120;
   const std::size_t n = static_cast<std::size_t>(M * N);
-  std::vector<std::uint16_t> h(n);
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (std::size_t i = 0; i < n; ++i) {
-    float f = nd(rng);
-    if ((rng() & 0x3fff) == 0) f *= 64.f;
-    std::uint32_t u; std::memcpy(&u, &f, 4); h[i] = static_cast<std::uint16_t>(u >> 16);
-  }
+  const auto h = normal_bf16(n, [](std::size_t, std::mt19937& r) { return (r() & 0x3fff) == 0 ? 64.f : 1.f; });
   fq::bf16* in = nullptr; std::uint8_t* out = nullptr; float* sc = nullptr; float* inv = nullptr; void* ws = nullptr;
   cuda_ok(cudaMalloc(&in, n * 2)); cuda_ok(cudaMalloc(&out, n)); cuda_ok(cudaMalloc(&sc, N * 4)); cuda_ok(cudaMalloc(&inv, N * 4));
   const std::size_t wsb = 64 << 20; cuda_ok(cudaMalloc(&ws, wsb));

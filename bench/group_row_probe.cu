@@ -46,13 +46,7 @@ struct sp_fnuz { static constexpr fq::spec value = grp_fnuz; };
 int main() {
   const i64 M = 8192, N = 16640;
   const std::size_t n = static_cast<std::size_t>(M * N);
-  std::vector<std::uint16_t> h(n);
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (std::size_t i = 0; i < n; ++i) {
-    float f = nd(rng) * std::exp2(static_cast<float>((i / N) % 13) - 6.0f);
-    std::uint32_t u; std::memcpy(&u, &f, 4); h[i] = static_cast<std::uint16_t>(u >> 16);
-  }
+  const auto h = normal_bf16(n, [&](std::size_t i, std::mt19937&) { return std::exp2(static_cast<float>((static_cast<i64>(i) / N) % 13) - 6.0f); });
   fq::bf16* in = nullptr; std::uint8_t* out = nullptr; float* sc = nullptr; float* inv = nullptr; std::int32_t* d_ends = nullptr;
   cuda_ok(cudaMalloc(&in, n * 2)); cuda_ok(cudaMalloc(&out, n)); cuda_ok(cudaMalloc(&sc, 1024 * M * 4)); cuda_ok(cudaMalloc(&inv, 1024 * M * 4));
   cuda_ok(cudaMalloc(&d_ends, 4096));

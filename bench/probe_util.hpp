@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <source_location>
 #include <vector>
 
@@ -81,6 +83,23 @@ inline double copy_bandwidth(timer& t) {
   cuda_ok(cudaFree(src));
   cuda_ok(cudaFree(dst));
   return bw;
+}
+
+/// n bf16 inputs (as bits): standard normal values from a fixed seed, each multiplied by
+/// factor(i, rng) (drawn after the value, so a factor may use the generator too).
+template <class F>
+std::vector<std::uint16_t> normal_bf16(std::size_t n, F factor) {
+  std::vector<std::uint16_t> h(n);
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (std::size_t i = 0; i < n; ++i) {
+    float f = nd(rng);
+    f *= factor(i, rng);
+    std::uint32_t u = 0;
+    std::memcpy(&u, &f, 4);
+    h[i] = static_cast<std::uint16_t>(u >> 16);
+  }
+  return h;
 }
 
 /// The benchmark's offsets (bench_quantize.cu, grouped_case): ends of G groups along `extent`,
