@@ -76,6 +76,7 @@
 
 #include "fp8q/gpu/quantize.hpp"
 #include "fp8q/quantize.hpp"
+#include "probe_util.hpp"
 
 namespace {
 
@@ -455,21 +456,7 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   constexpr bool by_rows = S.granularity == fp8q::granularity::group_col;
   const std::int64_t extent = by_rows ? rows : cols;
   const std::int64_t sc = by_rows ? cols : rows;
-  std::vector<std::int32_t> ends(static_cast<std::size_t>(groups));
-  std::uint64_t x = 0x9e3779b97f4a7c15ull ^ static_cast<std::uint64_t>(groups);
-  std::vector<double> w(static_cast<std::size_t>(groups));
-  double total = 0.0;
-  for (auto& v : w) {  // sizes ~ uniform(0.25, 1.75) of the mean, group 1 empty
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    v = 0.25 + 1.5 * static_cast<double>(x >> 11) / 9007199254740992.0;
-  }
-  if (groups > 1) w[1] = 0.0;
-  for (double v : w) total += v;
-  double acc = 0.0;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    acc += w[static_cast<std::size_t>(g)];
-    ends[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(g + 1 == groups ? extent : extent * acc / total);
-  }
+  const std::vector<std::int32_t> ends = probe::bench_ends(extent, groups);  // group 1 empty
   const std::int64_t nonempty = groups > 1 ? groups - 1 : groups;
   const int stored = (fp8q::stores_multiplier(S) ? 1 : 0) + (fp8q::stores_inverse(S) ? 1 : 0);
   case_desc c;

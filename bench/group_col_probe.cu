@@ -1,7 +1,8 @@
 // fp8q_group_col_probe: per-group colwise (group_col_tile), 16640x5120 bf16 -> e4m3fn, power-of-2
 // scales, column-major output, the benchmark's offsets (group 1 empty) for G = 1, 16, 64, 128, packed
 // and padded to 16 and 128 rows: CUDA-event median of 41 calls, fraction of a 1 GiB copy timed in the
-// same process, and a hash of the output, the scales and the padded ends. CUDA only.
+// same process, and a hash of the output, the scales and the padded ends. Then the no-math kernels
+// with the same dependency (bound_group_col.cuh), their bytes checked. CUDA only (sm_90).
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 #include "fp8q/gpu/quantize.hpp"
+#include "bound_group_col.cuh"
 #include "probe_util.hpp"
 namespace fq = fp8q;
 using namespace probe;
@@ -52,5 +54,39 @@ int main() {
     const float t = timeit(call);
     std::printf("G=%-4lld align %-4lld %8.1f us  frac_copy %.3f  hash %016llx\n", (long long)G, (long long)align, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
   }
+  // The no-math kernels (bound_group_col.cuh): each one's bytes checked against the input's high
+  // bytes on its first repetition, then timed.
+  auto bound_case = [&](int rep, const char* what, i64 G, int param, auto&& call) {
+    const char* ok = "";
+    if (rep == 0) {
+      cuda_ok(cudaMemset(out, 0xa5, M * N));
+      call();
+      cuda_ok(cudaStreamSynchronize(st));
+      const auto a = fetch(out, static_cast<std::size_t>(M * N));
+      std::size_t bad = 0;
+      for (i64 c = 0; c < N; ++c)
+        for (i64 r = 0; r < M; ++r) bad += a[c * M + r] != static_cast<std::uint8_t>(h[r * N + c] >> 8);
+      ok = bad == 0 ? "  bytes ok" : "  BYTES WRONG";
+      if (bad) std::printf("%zu wrong bytes\n", bad);
+    }
+    const float t = timeit(call);
+    std::printf("%s G=%-4lld %d  %8.1f us  frac_copy %.3f%s\n", what, (long long)G, param, t, bytes / (t * 1e-6) / copy_bw, ok);
+  };
+  const auto* src = reinterpret_cast<const std::uint16_t*>(in);
+  for (int rep = 0; rep < 2; ++rep)
+    for (i64 G : {1, 16, 64, 128}) {
+      const auto ends = bench_ends(M, G);
+      cuda_ok(cudaMemcpy(ends_d, ends.data(), G * 4, cudaMemcpyHostToDevice));
+      const dim3 grid(static_cast<unsigned>(N / 64), static_cast<unsigned>(G));
+      // a block per task, Q = 2, 3, 4 quads per thread (pieces of 240, 368, 496 rows)
+      bound_case(rep, "registers Q", G, 2, [&] { bound::group_col_kernel<2><<<grid, 256, 0, st>>>(src, out, ends_d, M, N); cuda_ok(cudaGetLastError()); });
+      bound_case(rep, "registers Q", G, 3, [&] { bound::group_col_kernel<3><<<grid, 256, 0, st>>>(src, out, ends_d, M, N); cuda_ok(cudaGetLastError()); });
+      bound_case(rep, "registers Q", G, 4, [&] { bound::group_col_kernel<4><<<grid, 256, 0, st>>>(src, out, ends_d, M, N); cuda_ok(cudaGetLastError()); });
+      // a cluster of C CTAs per task; persistent clusters, 5 CTAs per multiprocessor
+      for (int C : {1, 2, 3, 4, 8})
+        bound_case(rep, "cluster C", G, C, [&] { cuda_ok(bound::launch_clusters(bound::group_col_cluster_kernel, static_cast<unsigned>(N / 64 * G), C, st, src, out, static_cast<const std::int32_t*>(ends_d), M, N)); });
+      for (int C : {1, 2, 4})
+        bound_case(rep, "persistent C", G, C, [&] { cuda_ok(bound::launch_clusters(bound::group_col_persistent_kernel, static_cast<unsigned>(132 * 5 / C), C, st, src, out, static_cast<const std::int32_t*>(ends_d), M, N, G)); });
+    }
   return 0;
 }
