@@ -20,6 +20,8 @@
 
 #include <cstdint>
 
+#include "fp8q/detail/gpu/byte_tile.hpp"
+
 namespace bound {
 
 constexpr int pitch_of(int rows) { return rows + 16; }  // bytes per tile line: 16-aligned, banks staggered
@@ -38,10 +40,8 @@ __device__ inline void put_quad(std::uint8_t* tile, int pitch, int uc, int quad,
   }
 #pragma unroll
   for (int w = 0; w < 2; ++w) {
-    const std::uint32_t t0 = __byte_perm(q[0][w], q[1][w], 0x5140), t1 = __byte_perm(q[0][w], q[1][w], 0x7362);
-    const std::uint32_t t2 = __byte_perm(q[2][w], q[3][w], 0x5140), t3 = __byte_perm(q[2][w], q[3][w], 0x7362);
-    const std::uint32_t c[4] = {__byte_perm(t0, t2, 0x5410), __byte_perm(t0, t2, 0x7632), __byte_perm(t1, t3, 0x5410),
-                                __byte_perm(t1, t3, 0x7632)};
+    std::uint32_t c[4];
+    fp8q::detail::gpu::transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], c);  // the library's 4 x 4 byte transpose
 #pragma unroll
     for (int k = 0; k < 4; ++k) *reinterpret_cast<std::uint32_t*>(tile + (uc * 8 + 4 * w + k) * pitch + quad * 4) = c[k];
   }

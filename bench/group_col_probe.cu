@@ -47,10 +47,9 @@ int main() {
     auto call = [&] { auto s = fq::quantize<gc>(iv, q, {.stream = st, .groups = {ends_d, G, align, align > 1 ? pends : nullptr}}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(2); } };
     cuda_ok(cudaMemset(out, 0xa5, MP * N)); cuda_ok(cudaMemset(sc, 0xa5, G * N * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    const auto a = fetch(out, static_cast<std::size_t>(MP * N));
-    const auto b = fetch(sc, static_cast<std::size_t>(G * N * 4));
-    const auto c = fetch(pends, static_cast<std::size_t>(G * 4));
-    const std::uint64_t hh = fnv(c, fnv(b, fnv(a)));
+    const std::uint64_t hh = hash_device({{out, static_cast<std::size_t>(MP * N)},
+                                          {sc, static_cast<std::size_t>(G * N * 4)},
+                                          {pends, static_cast<std::size_t>(G * 4)}});
     const float t = timeit(call);
     std::printf("G=%-4lld align %-4lld %8.1f us  frac_copy %.3f  hash %016llx\n", (long long)G, (long long)align, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
   }

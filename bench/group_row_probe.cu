@@ -58,8 +58,7 @@ int main() {
   const double copy_bw = copy_bandwidth(tm);
   const double bytes = 3.0 * M * N;
   auto hash_out = [&](i64 G) {
-    return fnv(fetch(inv, static_cast<std::size_t>(G * M * 4)),
-               fnv(fetch(sc, static_cast<std::size_t>(G * M * 4)), fnv(fetch(out, n))));
+    return hash_device({{out, n}, {sc, static_cast<std::size_t>(G * M * 4)}, {inv, static_cast<std::size_t>(G * M * 4)}});
   };
   const char* only = std::getenv("EXP_ONLY");
   auto run_group = [&](const char* label, auto spec_tag, auto tuning_tag, const std::vector<std::int32_t>& ends) {
@@ -101,10 +100,9 @@ int main() {
       auto call = [&] { if (fq::quantize<grp>(iv, q, {.stream = st, .groups = {d_ends, G, align, pends}}) != fq::status::success) std::exit(2); };
       cuda_ok(cudaMemset(pout, 0xa5, M * NP)); cuda_ok(cudaMemset(sc, 0xa5, G * M * 4)); cuda_ok(cudaMemset(inv, 0xa5, G * M * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
       call(); cuda_ok(cudaStreamSynchronize(st));
-      const auto a = fetch(pout, static_cast<std::size_t>(M * NP));
-      const auto b = fetch(sc, static_cast<std::size_t>(G * M * 4));
-      const auto c = fetch(pends, static_cast<std::size_t>(G * 4));
-      const std::uint64_t hh = fnv(c, fnv(b, fnv(a)));
+      const std::uint64_t hh = hash_device({{pout, static_cast<std::size_t>(M * NP)},
+                                            {sc, static_cast<std::size_t>(G * M * 4)},
+                                            {pends, static_cast<std::size_t>(G * 4)}});
       const float t = timeit(call);
       std::printf("%-34s G=%-4lld %8.1f us  frac_copy %.3f  hash %016llx\n", align == 16 ? "padded align 16" : "padded align 128", (long long)G, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
       cuda_ok(cudaFree(pout)); cuda_ok(cudaFree(pends));

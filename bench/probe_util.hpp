@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <source_location>
 #include <vector>
@@ -37,6 +38,20 @@ inline std::uint64_t fnv(const std::vector<std::uint8_t>& v, std::uint64_t h = 1
 inline std::vector<std::uint8_t> fetch(const void* device, std::size_t n) {
   std::vector<std::uint8_t> h(n);
   cuda_ok(cudaMemcpy(h.data(), device, n, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/// One device buffer of n bytes, for hash_device.
+struct device_bytes {
+  const void* p;
+  std::size_t n;
+};
+
+/// fnv over the device buffers in order, each continuing from the one before (the same value as
+/// fnv(fetch(c), fnv(fetch(b), fnv(fetch(a)))) for {a, b, c}).
+inline std::uint64_t hash_device(std::initializer_list<device_bytes> buffers) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const device_bytes& b : buffers) h = fnv(fetch(b.p, b.n), h);
   return h;
 }
 
