@@ -246,7 +246,7 @@ __device__ inline void encode_scaled_unit(const unit_raw<In, U>& raw, const floa
 /// The rare unit that crosses an empty group or several boundaries, element by element (out of
 /// line, as fold_many_unit). dst: [cols'] FP8 bytes of the row.
 template <spec S, class In, int U>
-[[gnu::noinline]] __device__ void cast_many_unit(const group_row_shared& s, int G, unit_raw<In, U> raw,
+[[gnu::noinline]] __device__ void cast_many_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
                                             int g, int c0, std::uint8_t* dst, std::uint64_t seed,
                                             std::uint64_t row_index) {
   float x[U];
@@ -256,7 +256,7 @@ template <spec S, class In, int U>
   for (int k = 0; k < U; ++k) {
     const int c = c0 + k;
     while (h < G && s.end[h] <= c) ++h;
-    if (h < G) dst[c + s.cast[h].shift] = encode_scaled<S>(x[k] * s.cast[h].scale, seed, row_index + c);
+    if (h < G) dst[c + group_shift(s, h, padded)] = encode_scaled<S>(x[k] * s.cast[h].scale, seed, row_index + c);
   }
 }
 
@@ -274,7 +274,7 @@ template <spec S, tuning T, class In, int U>
   const int g = unit_place::group(place);
   if (g >= G) return;  // past the last end: not written
   if (place & unit_place::many) {
-    cast_many_unit<S, In, U>(s, G, raw, g, c0, dst, seed, row_index);
+    cast_many_unit<S, In, U>(s, G, padded, raw, g, c0, dst, seed, row_index);
     return;
   }
   const int split = unit_place::split(place);  // 0: the whole unit is g's
@@ -302,7 +302,7 @@ template <spec S, tuning T, class In, int U>
     return;
   }
   // a unit across a boundary of a padded output, or across the last end
-  const int at2 = c0 + (second ? s.cast[h].shift : 0);
+  const int at2 = c0 + (second ? group_shift(s, h, padded) : 0);
 #pragma unroll
   for (int k = 0; k < U; ++k) {
     if (split == 0 || k < split) dst[at + k] = word_byte(w, k);

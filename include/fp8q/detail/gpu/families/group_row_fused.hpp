@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
       if (u < units) cast_grouped_unit<S, T, In, U>(s, G, padded, load_unit<In, U>(src + u * U), pl, u * U, dst, seed, row_index);
     }
     if (tail_group < G)
-      dst[tail_col + s.cast[tail_group].shift] =
+      dst[tail_col + group_shift(s, tail_group, padded)] =
           encode_scaled<S>(load_one(src + tail_col) * s.cast[tail_group].scale, seed, row_index + tail_col);
     if (padded) {  // each group's padding columns: zero bytes, one wave per group
       const int waves = threads / wave;
