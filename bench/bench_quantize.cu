@@ -255,14 +255,16 @@ std::size_t rotation_count(std::int64_t rows, std::int64_t cols) {
 }
 
 // The largest workspace any granularity asks for at this shape (fp8q::workspace_size, for any
-// output layout): the colwise relay needs its counters beside the column amax words.
+// output layout): the colwise relays (colwise, per-group colwise of one group) need their counters
+// beside the column amax words.
 std::size_t workspace_bytes_for(std::int64_t rows, std::int64_t cols) {
   const auto in = fp8q::row_major<const bf16>(nullptr, rows, cols);  // extents only
   constexpr fp8q::spec row{.granularity = fp8q::granularity::row};
   constexpr fp8q::spec col{.granularity = fp8q::granularity::col};
   constexpr fp8q::spec tensor{.granularity = fp8q::granularity::tensor};
+  constexpr fp8q::spec group_col{.granularity = fp8q::granularity::group_col};
   return std::max({fp8q::workspace_size<row>(in), fp8q::workspace_size<col>(in),
-                   fp8q::workspace_size<tensor>(in), std::size_t{256}});
+                   fp8q::workspace_size<tensor>(in), fp8q::workspace_size<group_col>(in), std::size_t{256}});
 }
 
 shape_buffers& buffers_for(std::int64_t rows, std::int64_t cols) {
@@ -466,6 +468,7 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   c.rows = rows;
   c.cols = cols;
   c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
+  c.workspace_bytes = fp8q::workspace_size<S, T>(fp8q::row_major<const bf16>(nullptr, rows, cols));
   const std::string name = c.name;
   // Device buffers made on the first (untimed, unheld) call: registration touches no device.
   // Padded (align > 1): the output grows by G * (align - 1) lines along the grouped axis and
@@ -503,7 +506,10 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
                                                 : fp8q::col_major(data, out_rows, out_cols);
     out.scale = fp8q::row_major(d_scale, groups, sc);    // [G, sc] f32
     out.inverse = fp8q::row_major(d_inverse, groups, sc);  // [G, sc] f32
-    status_check(fp8q::quantize<S, T>(in, out, {.stream = stream, .groups = {d_ends, groups, align, gb->padded_ends}}),
+    // the workspace fp8q::workspace_size asks for (per-group colwise of one group runs the relay)
+    status_check(fp8q::quantize<S, T>(in, out, {.stream = stream, .workspace = b.workspace,
+                                                .workspace_bytes = b.workspace_bytes,
+                                                .groups = {d_ends, groups, align, gb->padded_ends}}),
                  name);
   };
   return c;

@@ -52,6 +52,8 @@ enum class gpu_path : std::uint8_t {
                       ///< shared-memory tile, read once (row-major 16-byte aligned input)
   row_transpose,      ///< rowwise into a column-major output: an amax launch, then a cast
                       ///< launch through shared-memory tiles (row-major 16-byte aligned input)
+  group_col_relay,    ///< per-group colwise of one group (G = 1): col_relay over the group's
+                      ///< rows; the walk takes it where the call brings its workspace
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

@@ -16,7 +16,9 @@
 // forced path returns bad_layout). Per-group colwise runs group_col_tile and group_colwise by name
 // on every shape, again with 16-byte input lines (which the tile needs), and at the tile's edges:
 // groups longer than the tile (two passes), N = 1, tail strips, several strips per block; the
-// dual launch through both.
+// dual launch through both. One group (G = 1) runs group_col_relay by the walk where the call
+// brings the workspace and by name, its end anywhere in the relay's tiles, padded, bad, and
+// without the workspace (the walk takes group_col_tile; by name, bad_workspace).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -154,6 +156,8 @@ struct shape {
   layout out_order;
   i64 in_pad = 0;   // input leading dimension = N + in_pad (row-major)
   i64 out_pad = 0;  // output leading dimension = its line length + out_pad
+  i64 end0 = -1;    // G = 1 (group_col_relay's cases): ends[0] when >= -extent, else random
+  bool workspace = true;  // the call brings workspace_size's bytes
 };
 
 // --quick: leave out the cases too large for the sanitizers.
@@ -174,13 +178,15 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   const i64 sc = by_rows ? sh.N : sh.M;
   const std::vector<In> x = make_input<In>(rng, sh.B * sh.M * sh.N, specials);
   std::vector<std::int32_t> ends = make_ends(rng, sh.G, extent, sh.pattern);
-  std::uint32_t want_error = 0;
+  if (sh.G == 1 && sh.end0 >= -extent) ends[0] = static_cast<std::int32_t>(sh.end0);
+  const bool end0_bad = sh.G == 1 && (ends[0] < 0 || ends[0] > extent);
+  std::uint32_t want_error = end0_bad ? detail::gpu::offsets_out_of_range_bit : 0u;
   if (bad_offsets && sh.G >= 3) {
     ends[1] = -5;                                     // out of range and below ends[0]
     ends[2] = static_cast<std::int32_t>(extent + 7);  // out of range
     want_error = detail::gpu::offsets_out_of_range_bit | (ends[0] > -5 ? detail::gpu::offsets_not_monotonic_bit : 0u);
   }
-  const std::vector<std::int32_t> host_ends = bad_offsets ? clamped(ends, extent) : ends;
+  const std::vector<std::int32_t> host_ends = bad_offsets || end0_bad ? clamped(ends, extent) : ends;
 
   const i64 ldi = sh.N + sh.in_pad;
   const i64 ldo = (sh.out_order == layout::row_major ? No : Mo) + sh.out_pad;
@@ -208,21 +214,39 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   const std::uint64_t seed = rng();
   const group_offsets gh{ends_h.h<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.h<std::int32_t>() : nullptr};
   const group_offsets gd{ends_h.d<std::int32_t>(), sh.G, sh.align, sh.align > 1 ? pe.d<std::int32_t>() : nullptr};
+  // the workspace workspace_size asks for (poisoned: a family zeroes what it uses), unless the
+  // case calls without one
+  const i64 ws_bytes = sh.workspace ? static_cast<i64>(workspace_size<S, T>(in_d, views(true))) : 0;
+  arena ws(ws_bytes);
+  void* const ws_ptr = ws_bytes > 0 ? ws.d<void>() : nullptr;
+  const gpu_args walk_args{.workspace = ws_ptr, .workspace_bytes = static_cast<std::size_t>(ws_bytes), .groups = gd};
 
   // group_col_tile takes 16-byte aligned input lines only: elsewhere, forced, bad_layout, and the
-  // automatic walk falls back to group_colwise
+  // automatic walk falls back to group_colwise. One group with the workspace at hand, whole units
+  // per input line and 16-byte aligned output lines: group_col_relay.
   const bool tile_takes = (ldi * static_cast<i64>(sizeof(In))) % 16 == 0;
+  const bool relay_views = tile_takes && sh.N % (16 / static_cast<i64>(sizeof(In))) == 0 && ldo % 16 == 0 &&
+                           (sh.B == 1 || out_item % 16 == 0);
   if constexpr (by_rows) {
     gpu_path chosen{};
-    const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, {.groups = gd}) == status::success &&
-                         chosen == (tile_takes ? gpu_path::group_col_tile : gpu_path::group_colwise);
+    const gpu_path want = sh.G == 1 && sh.workspace && relay_views ? gpu_path::group_col_relay
+                          : tile_takes                             ? gpu_path::group_col_tile
+                                                                   : gpu_path::group_colwise;
+    const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, walk_args) == status::success && chosen == want;
+    if (!walk_ok) std::printf("  walk chose path %d, want %d\n", static_cast<int>(chosen), static_cast<int>(want));
     FP8Q_TEST_CHECK(check, walk_ok);
+    // the workspace a size query reports covers the relay wherever its views fit
+    if (T.path == gpu_path::automatic && relay_views && sh.workspace)
+      FP8Q_TEST_CHECK(check, ws_bytes >= static_cast<i64>(workspace_size<S, tuning{.path = gpu_path::group_col_relay}>(
+                                              in_d, views(true))) && ws_bytes > 0);
   }
   if constexpr (T.path != gpu_path::automatic) {  // a forced path runs only where it accepts
     gpu_path chosen{};
-    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, {.groups = gd});
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, walk_args);
     if (cs == status::bad_layout) {
-      const status qs = quantize<S, T>(in_d, views(true), {.seed = seed, .groups = gd});
+      const status qs = quantize<S, T>(in_d, views(true), {.workspace = ws_ptr,
+                                                           .workspace_bytes = static_cast<std::size_t>(ws_bytes),
+                                                           .seed = seed, .groups = gd});
       FP8Q_TEST_CHECK(check, qs == status::bad_layout && (walk == gpu_path::automatic || walk != T.path));
       return;
     }
@@ -231,7 +255,7 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
     ++ran_by_path[static_cast<int>(T.path)];
   } else if (walk != gpu_path::automatic) {
     gpu_path chosen{};
-    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, {.groups = gd});
+    const status cs = chosen_path<S, T>(in_d, views(true), &chosen, walk_args);
     if (cs != status::success || chosen != walk)
       std::printf("  walk: %s, chose path %d (want %d)\n", to_string(cs), static_cast<int>(chosen), static_cast<int>(walk));
     FP8Q_TEST_CHECK(check, cs == status::success && chosen == walk);
@@ -242,6 +266,7 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
                 T.path == gpu_path::group_row_fused ? "group_row_fused "
                 : T.path == gpu_path::group_rowwise ? "group_rowwise "
                 : T.path == gpu_path::group_col_tile ? "group_col_tile "
+                : T.path == gpu_path::group_col_relay ? "group_col_relay "
                 : T.path == gpu_path::group_colwise ? "group_colwise " : "",
                 to_string(S.granularity), to_string(S.out),
                 std::is_same_v<In, float> ? "f32" : std::is_same_v<In, bf16> ? "bf16" : "f16",
@@ -249,15 +274,25 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
                 static_cast<long long>(sh.G), sh.pattern, static_cast<long long>(sh.align),
                 static_cast<long long>(sh.in_pad), static_cast<long long>(sh.out_pad), sh.out_order == layout::row_major ? "row-major" : "col-major", specials ? " specials" : "",
                 bad_offsets ? " bad-offsets" : "");
+  if (sh.G == 1 && sh.end0 >= -extent)
+    std::snprintf(what + std::strlen(what), sizeof what - std::strlen(what), " end0=%lld%s",
+                  static_cast<long long>(sh.end0), sh.workspace ? "" : " no-workspace");
   for (const std::uint8_t pattern : {gpu_check::poison_a, gpu_check::poison_b}) {
     for (arena* a : {&q, &s, &inv, &pe}) a->poison(pattern);
     err.poison(0);
     const status hs = host::quantize<S>(in_h, views(false), {.groups = gh, .seed = seed});
+    ws.poison(pattern);
     const status ds = quantize<S, T>(in_d, views(true),
-                                     {.seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
+                                     {.workspace = ws_ptr, .workspace_bytes = static_cast<std::size_t>(ws_bytes),
+                                      .seed = seed, .groups = gd, .error_word = err.d<std::uint32_t>()});
     if (T.path == gpu_path::group_col_tile && !tile_takes) {
       if (ds != status::bad_layout) std::printf("  %s: forced past its views, %s\n", what, to_string(ds));
       FP8Q_TEST_CHECK(check, ds == status::bad_layout);
+      return;
+    }
+    if (T.path == gpu_path::group_col_relay && !sh.workspace) {  // by name without its workspace
+      if (ds != status::bad_workspace) std::printf("  %s: %s, want bad_workspace\n", what, to_string(ds));
+      FP8Q_TEST_CHECK(check, ds == status::bad_workspace);
       return;
     }
     cuda_ok(cudaDeviceSynchronize());
@@ -360,10 +395,41 @@ void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::
   run_case<S, bf16, T>(check, rng, {1, 9000, 64, 3, 3, 1, layout::row_major}, false, /*bad_offsets=*/true);
 }
 
+// group_col_relay (one group): by the walk (which takes it where the call brings the workspace)
+// and by name, the group's end anywhere in its 256-row tiles: empty, one row, tile edges, every
+// row; a tail strip, batches, f32 and f16, padded outputs, bad ends (clamped, flagged), the
+// benchmark's shape; without the workspace the walk takes group_col_tile and the path by name
+// returns bad_workspace. On the other group_col paths' shapes (G != 1) it declines (bad_layout).
+template <spec S>
+void relay_cases(fp8q_test::checker& check, std::mt19937_64& rng) {
+  constexpr tuning relay{.path = gpu_path::group_col_relay};
+  constexpr layout col = layout::col_major, row = layout::row_major;
+  std::vector<shape> cases;
+  for (const i64 end : {0, 1, 255, 256, 257, 2051, 4999, 5000}) cases.push_back({1, 5000, 640, 1, 0, 1, row, 0, 0, end});
+  cases.push_back({1, 5008, 200, 1, 0, 1, col, 0, 0, 3001});   // a tail strip of 8 columns
+  cases.push_back({2, 1024, 136, 1, 0, 1, col, 0, 0, 777});    // batches
+  cases.push_back({1, 1009, 128, 1, 0, 16, col, 0, 0, 1000});  // align 16: rows 1000..1007 zero
+  cases.push_back({1, 1009, 128, 1, 0, 16, col, 0, 0, 1009});  // padded past the input's rows
+  cases.push_back({2, 2049, 64, 1, 0, 128, row, 0, 0, 2049});  // align 128
+  cases.push_back({1, 3000, 64, 1, 0, 1, row, 0, 0, -5});      // bad: below 0, clamped to 0
+  cases.push_back({1, 3000, 64, 1, 0, 1, col, 0, 8, 3007});    // bad: past the rows, clamped
+  cases.push_back({1, 1009, 128, 1, 0, 16, col, 0, 0, 1020});  // bad, padded
+  cases.push_back({1, 3000, 640, 1, 0, 1, col, 0, 8, 2500, false});  // no workspace
+  for (const shape& sh : cases) {
+    run_case<S, bf16>(check, rng, sh, true);
+    run_case<S, bf16, relay>(check, rng, sh, true);
+  }
+  run_case<S, float, relay>(check, rng, {1, 2048, 36, 1, 0, 1, col, 0, 0, 1500}, true);
+  run_case<S, f16, relay>(check, rng, {1, 3000, 80, 1, 0, 1, row, 0, 0, 2999}, true);
+  run_case<S, bf16, relay>(check, rng, {1, 300, 64, 7, 0, 1, col}, true);  // G = 7: declined
+  if (!quick) run_case<S, bf16>(check, rng, {1, 16640, 5120, 1, 0, 1, col, 0, 0, 16000}, false);
+}
+
 template <spec S>
 void sweep_col_paths(fp8q_test::checker& check, std::mt19937_64& rng, const std::vector<shape>& shapes) {
   col_path_cases<S, tuning{.path = gpu_path::group_col_tile}>(check, rng, shapes);
   col_path_cases<S, tuning{.path = gpu_path::group_colwise}>(check, rng, shapes);
+  relay_cases<S>(check, rng);
 }
 
 template <spec S>
@@ -539,6 +605,7 @@ int main(int argc, char** argv) {
   graph_and_repeats(check, rng);
   // every group_row path ran on some shapes (and declined the others with bad_layout)
   FP8Q_TEST_CHECK(check, ran_by_path[static_cast<int>(gpu_path::group_row_fused)] > 0 &&
-                             ran_by_path[static_cast<int>(gpu_path::group_rowwise)] > 0);
+                             ran_by_path[static_cast<int>(gpu_path::group_rowwise)] > 0 &&
+                             ran_by_path[static_cast<int>(gpu_path::group_col_relay)] > 0);
   return check.finish();
 }

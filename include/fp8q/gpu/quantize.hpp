@@ -43,6 +43,9 @@ namespace detail::gpu {
 
 inline quantize_args to_quantize_args(const gpu_args& a) { return {a.groups, a.seed}; }
 
+// The workspace bytes a call brings (none without a pointer).
+inline std::size_t workspace_brought(const gpu_args& a) { return a.workspace != nullptr ? a.workspace_bytes : 0; }
+
 // The current device's facts, and T checked against them.
 template <tuning T>
 status current_device(const backend::device_facts** dev) {
@@ -75,6 +78,8 @@ constexpr void check_gpu_spec() {
 
 /// Device workspace bytes quantize<S, T>(in, out, ...) needs (0 exactly when the family that
 /// will run needs none, e.g. rowwise with row-major input and output). Asks no device.
+/// Per-group colwise needs none but takes these bytes where the views allow the relay: a call
+/// of one group that brings them runs it (docs/semantics.md, "Errors").
 template <spec S, tuning T = tuning{}, class In>
 [[nodiscard]] std::size_t workspace_size(matrix_view<const In> in, const quantized<S>& out) {
   detail::gpu::check_gpu_spec<S>();
@@ -100,7 +105,7 @@ template <spec S, tuning T = tuning{}, class In>
   if (st != status::success) return st;
   const backend::device_facts* dev = nullptr;
   if ((st = detail::gpu::current_device<T>(&dev)) != status::success) return st;
-  const detail::gpu::problem<S, In> p{in, out, 0, dev, args.groups, args.error_word};
+  const detail::gpu::problem<S, In> p{in, out, 0, dev, args.groups, args.error_word, detail::gpu::workspace_brought(args)};
   const bool found = detail::gpu::choose<S, T>(p, [&](auto* f, const auto&) {
     *path = std::remove_pointer_t<decltype(f)>::name;
   });
@@ -128,7 +133,8 @@ template <spec S, tuning T = tuning{}, class In>
     return backend::launch<detail::gpu::group_bookkeeping_kernel<>>(
         *dev, false, dim3(blocks), 256, args.stream, args.groups, args.error_word, extent);
   }
-  const detail::gpu::problem<S, In> p{in, out, args.seed, dev, args.groups, args.error_word};
+  const detail::gpu::problem<S, In> p{in, out, args.seed, dev, args.groups, args.error_word,
+                                      detail::gpu::workspace_brought(args)};
   st = status::bad_layout;  // a forced path that does not accept the views
   detail::gpu::choose<S, T>(p, [&](auto* f, const auto& plan) {
     using F = std::remove_pointer_t<decltype(f)>;

@@ -9,6 +9,7 @@
 #include "fp8q/detail/gpu/families/col_cluster.hpp"
 #include "fp8q/detail/gpu/families/col_relay.hpp"
 #include "fp8q/detail/gpu/families/col_streaming.hpp"
+#include "fp8q/detail/gpu/families/group_col_relay.hpp"
 #include "fp8q/detail/gpu/families/group_col_tile.hpp"
 #include "fp8q/detail/gpu/families/group_colwise.hpp"
 #include "fp8q/detail/gpu/families/group_row_fused.hpp"
@@ -46,7 +47,7 @@ struct paths<granularity::col> : path_list<col_cluster, col_relay, col_streaming
 template <>
 struct paths<granularity::group_row> : path_list<group_row_fused, group_rowwise> {};
 template <>
-struct paths<granularity::group_col> : path_list<group_col_tile, group_colwise> {};
+struct paths<granularity::group_col> : path_list<group_col_relay, group_col_tile, group_colwise> {};
 
 template <spec S>
 constexpr bool gpu_supports() {

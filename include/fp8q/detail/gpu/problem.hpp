@@ -3,8 +3,9 @@
 // A family (families/*.hpp) is a class template F<S, T, In> exposing, in one place:
 //   name               the gpu_path that forces it
 //   opt_in             true: never chosen automatically, only by name
-//   device_dependent   true: accepts() also reads the device (p.dev); a size query (p.dev null)
-//                      then assumes the device takes it
+//   device_dependent   true: accepts() also reads what a size query (p.dev null) does not
+//                      see (the device, the call's groups or workspace); the query then assumes
+//                      the call is taken
 //   R                  its resolved tuning (the policy: family defaults over resolve_tuning)
 //   plan               what accepts() found out and enqueue() needs (empty for most)
 //   accepts(p, plan*)  whether it runs p correctly (views, alignment, arch)
@@ -32,6 +33,7 @@ struct problem {
   const backend::device_facts* dev = nullptr;  // the current device; null in a size query
   group_offsets groups{};                      // group granularities: ends in device memory
   std::uint32_t* error_word = nullptr;         // [1] device, optional: bad offsets seen
+  std::size_t workspace_bytes = 0;             // what the call brings (0 without a workspace)
 };
 
 inline std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }

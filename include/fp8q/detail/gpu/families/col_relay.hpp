@@ -1,11 +1,13 @@
 // fp8q — colwise in one launch, the relay (gpu_path::col_relay, the default where the views
 // allow it): every block takes the amax of one tile, then casts a tile whose column strip is
-// complete, re-reading it mostly from L2.
+// complete, re-reading it mostly from L2. The same kernel serves per-group colwise of one group
+// (group_col_relay.hpp): its rows end where the device offset says.
 #pragma once
 
 #include <cstdint>
 
 #include "fp8q/detail/gpu/byte_tile.hpp"
+#include "fp8q/detail/gpu/device_groups.hpp"
 #include "fp8q/detail/gpu/problem.hpp"
 #include "fp8q/detail/gpu/units.hpp"
 
@@ -53,11 +55,20 @@ struct relay_shared {
   std::uint32_t ticket;
 };
 
+// One group over the rows (per-group colwise, G = 1): the rows end at the clamped ends[0]
+// (device_groups.hpp), read on the device; a padded output gets zero rows up to the group's
+// padded end. count 0: plain colwise, every row.
+struct relay_group {
+  group_offsets gs;                      // ends: [1] int32, device (count 0: no group)
+  std::uint32_t* error_word = nullptr;   // [1] device, optional
+};
+
 // amax_bits: [batch, cols] f32 bits; done: [batch, strips]; tickets: [1]; all zeroed before.
 template <class SC, class TC, class In, bool Staged>
 __global__ void __launch_bounds__(TC::value.threads)
     col_relay_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
-                     std::uint32_t* done, std::uint32_t* tickets, relay_plan plan, std::uint64_t seed) {
+                     std::uint32_t* done, std::uint32_t* tickets, relay_plan plan, std::uint64_t seed,
+                     relay_group group) {
   constexpr spec S = SC::value;
   constexpr tuning T = TC::value;
   constexpr int threads = T.threads;
@@ -74,46 +85,65 @@ __global__ void __launch_bounds__(TC::value.threads)
   auto& partial = sm.partial;  // [threads / 32][TCOL] f32 bits
   auto& ticket = sm.ticket;
   const int tid = static_cast<int>(threadIdx.x);
-  if (tid == 0) ticket = backend::take_ticket(tickets);
-  backend::block_sync();
-  const std::int64_t k = ticket;
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
+  const bool grouped = group.gs.count == 1;
+  if (tid == 0) ticket = backend::take_ticket(tickets);
+  // the group's rows [0, rows_end): its end, read while the ticket is on its way
+  const std::int64_t rows_end = grouped ? clamp_end(group.gs.ends[0], 0, M) : M;
+  backend::block_sync();
+  const std::int64_t k = ticket;
   auto here = [&](std::int64_t left, int tile) { return static_cast<int>(left < tile ? left : tile); };
+
+  if (grouped && k == 0 && tid == 0) {  // the group's error bits and padded end, once
+    const std::int64_t align = group.gs.align > 1 ? group.gs.align : 1;
+    group_bookkeeping(group.gs, group.error_word, 0, M,
+                      device_group{0, rows_end, 0, (rows_end + align - 1) / align * align});
+  }
 
   if (k < plan.items) {  // 1. amax of item k
     const relay_item it = relay_decode(plan, k);
     const std::int64_t r0 = it.chunk * TR;
     const std::int64_t c0 = it.strip * TCOL;
-    const int rows_here = here(M - r0, TR);
-    const int uc = tid % upr;
-    const bool col_ok = uc * U < here(N - c0, TCOL);
-    const In* p = in.data + in.offset(it.b, r0 + tid / upr, c0 + uc * U);  // this thread's first unit
-    const std::int64_t step = rows_per_step * in.ld;
-    unit_raw<In, U> v[steps];
-#pragma unroll
-    for (int j = 0; j < steps; ++j) {  // every load in flight before the first use
-      v[j] = unit_raw<In, U>{};
-      if (col_ok && j * rows_per_step + tid / upr < rows_here) v[j] = load_unit<In, U>(p + j * step);
+    const int rows_here = here(rows_end - r0, TR);  // none past the group's end
+    const int cols_here = here(N - c0, TCOL);
+    if (grouped && it.chunk == 0 && group.gs.align > 1) {  // the strip's padding rows: zero bytes
+      const std::int64_t pad = (rows_end + group.gs.align - 1) / group.gs.align * group.gs.align - rows_end;
+      auto* first = reinterpret_cast<std::uint8_t*>(&out.data(it.b, rows_end, c0));  // [pad, cols_here] FP8
+      if (out.data.order == layout::col_major) zero_lines(first, out.data.ld, cols_here, pad, tid, threads);
+      else zero_lines(first, out.data.ld, pad, cols_here, tid, threads);
     }
-    std::uint32_t cmax[U] = {};
+    if (rows_here > 0) {
+      const int uc = tid % upr;
+      const bool col_ok = uc * U < cols_here;
+      const In* p = in.data + in.offset(it.b, r0 + tid / upr, c0 + uc * U);  // this thread's first unit
+      const std::int64_t step = rows_per_step * in.ld;
+      unit_raw<In, U> v[steps];
 #pragma unroll
-    for (int j = 0; j < steps; ++j) max_unit<In, U>(v[j], cmax);
-    const int wave = backend::wave_size();
-    const group_partials gp{&partial[0][0], TCOL};
-    put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
-    backend::block_sync();
-    if (tid < here(N - c0, TCOL)) {
-      const std::uint32_t m = gp.fold(tid, threads / wave);
-      backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + it.b * N + c0 + tid, m);
+      for (int j = 0; j < steps; ++j) {  // every load in flight before the first use
+        v[j] = unit_raw<In, U>{};
+        if (col_ok && j * rows_per_step + tid / upr < rows_here) v[j] = load_unit<In, U>(p + j * step);
+      }
+      std::uint32_t cmax[U] = {};
+#pragma unroll
+      for (int j = 0; j < steps; ++j) max_unit<In, U>(v[j], cmax);
+      const int wave = backend::wave_size();
+      const group_partials gp{&partial[0][0], TCOL};
+      put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
+      backend::block_sync();
+      if (tid < cols_here) {
+        const std::uint32_t m = gp.fold(tid, threads / wave);
+        backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + it.b * N + c0 + tid, m);
+      }
+      backend::block_sync();
     }
-    backend::block_sync();
     if (tid == 0) backend::count_release(done + it.b * plan.strips + it.strip);
   }
 
   const std::int64_t j = k - plan.chunks;  // 2. cast of item k - lag (lag = chunks)
   if (j < 0 || j >= plan.items) return;
   const relay_item it = relay_decode(plan, j);
+  if (it.chunk * TR >= rows_end) return;  // past the group's end: nothing to write
   std::uint32_t* strip_done = done + it.b * plan.strips + it.strip;
   if (tid == 0) {
     while (static_cast<std::int64_t>(backend::count_acquire(strip_done)) < plan.chunks) backend::spin_pause();
@@ -121,7 +151,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   backend::block_sync();
   const std::int64_t r0 = it.chunk * TR;
   const std::int64_t c0 = it.strip * TCOL;
-  const int rows_here = here(M - r0, TR);
+  const int rows_here = here(rows_end - r0, TR);
   const int cols_here = here(N - c0, TCOL);
   const bool in_range = tile_column_scales<S, TCOL>(out, scales, it.b, 0, c0, cols_here, it.chunk == 0, [&](int i) {
     return backend::load_relaxed(amax_bits + it.b * N + c0 + i);
@@ -182,6 +212,12 @@ struct col_relay {
   static std::size_t workspace(const matrix_view<const In>& in) { return tile_ok ? layout_of(in).bytes() : 0; }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
+    return run(p, workspace, stream, relay_group{});
+  }
+
+  /// The launch, for colwise (`group` empty) and for per-group colwise of one group
+  /// (group_col_relay.hpp).
+  static status run(const problem<S, In>& p, void* workspace, gpu_stream stream, relay_group group) {
     if constexpr (!tile_ok) {
       return status::bad_layout;
     } else {
@@ -197,7 +233,7 @@ struct col_relay {
       auto go = [&](auto stg) {
         return backend::launch<col_relay_kernel<spec_c<S>, tuning_c<R>, In, decltype(stg)::value>>(
             *p.dev, false, grid, R.threads, stream, p.in, p.out, l.amax(workspace), l.done(workspace),
-            l.tickets(workspace), l.plan, p.seed);
+            l.tickets(workspace), l.plan, p.seed, group);
       };
       return staged ? go(std::true_type{}) : go(std::false_type{});
     }
