@@ -376,19 +376,23 @@ struct group_col_tile {
   static bool preferred(const problem<S, In>&) { return true; }
   static std::size_t workspace(const matrix_view<const In>&) { return 0; }
 
-  /// Strips per block: with many tasks up to 8 consecutive strips of one group, so that a
-  /// one-piece group's next strip is in flight while a strip is encoded and each block's offsets
-  /// scan serves several strips, while the grid still holds four blocks per resident slot (two
-  /// per multiprocessor); one strip per block while tasks are few.
-  static int strips_per_block(std::int64_t tasks, int multiprocessors) {
-    const std::int64_t k = tasks / (8 * static_cast<std::int64_t>(multiprocessors > 0 ? multiprocessors : 1));
+  /// Strips per block: consecutive strips of one group, so that a one-piece group's next strip
+  /// is in flight while a strip is encoded and each block's offsets scan serves several strips;
+  /// about 800 rows' worth of the average group (M / G rows) per block, 1 to 8 strips, and never
+  /// fewer than four blocks per resident slot (two per multiprocessor). H200, 16640 x 5120 bf16,
+  /// random group sizes (docs/benchmarks/h200-2026-12-02-2028-strips.md): G = 16 best at 1,
+  /// G = 64 and the dual launch at 3 (8-14% faster than 4 and 8), G = 128 flat from 4 to 10.
+  static int strips_per_block(std::int64_t tasks, int multiprocessors, std::int64_t rows, std::int64_t groups) {
+    const std::int64_t by_tasks = tasks / (8 * static_cast<std::int64_t>(multiprocessors > 0 ? multiprocessors : 1));
+    const std::int64_t by_rows = rows > 0 ? (800 * groups + rows / 2) / rows : 8;
+    const std::int64_t k = by_tasks < by_rows ? by_tasks : by_rows;
     return static_cast<int>(k < 1 ? 1 : k > 8 ? 8 : k);
   }
 
   static status enqueue(const problem<S, In>& p, const plan&, void*, gpu_stream stream) {
     if (p.groups.count == 0) return status::success;  // G = 0 writes nothing
     const std::int64_t n = strips(p.in.cols);
-    const int per = strips_per_block(n * p.groups.count * p.in.batch, p.dev->multiprocessors);
+    const int per = strips_per_block(n * p.groups.count * p.in.batch, p.dev->multiprocessors, p.in.rows, p.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(p.groups.count),
                     static_cast<unsigned>(p.in.batch));
     return backend::launch_shared<group_col_tile_kernel<spec_c<S>, tuning_c<R>, In>>(
@@ -401,7 +405,8 @@ struct group_col_tile {
     const std::int64_t na = strips(a.in.cols), nb = strips(b.in.cols);
     const std::int64_t n = na > nb ? na : nb;
     if (a.in.batch + b.in.batch > 65535) return status::bad_layout;
-    const int per = strips_per_block((na * a.in.batch + nb * b.in.batch) * a.groups.count, a.dev->multiprocessors);
+    const int per = strips_per_block((na * a.in.batch + nb * b.in.batch) * a.groups.count, a.dev->multiprocessors,
+                                     a.in.rows, a.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(a.groups.count),
                     static_cast<unsigned>(a.in.batch + b.in.batch));
     return backend::launch_shared<group_col_tile_dual_kernel<spec_c<S>, tuning_c<R>, In>>(
