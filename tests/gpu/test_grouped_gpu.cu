@@ -229,7 +229,7 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
                            (sh.B == 1 || out_item % 16 == 0);
   if constexpr (by_rows) {
     gpu_path chosen{};
-    const gpu_path want = sh.G == 1 && sh.workspace && relay_views ? gpu_path::group_col_relay
+    const gpu_path want = sh.G == 1 && ws_bytes > 0 && relay_views ? gpu_path::group_col_relay
                           : tile_takes                             ? gpu_path::group_col_tile
                                                                    : gpu_path::group_colwise;
     const bool walk_ok = chosen_path<S>(in_d, views(true), &chosen, walk_args) == status::success && chosen == want;

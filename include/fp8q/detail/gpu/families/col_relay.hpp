@@ -89,17 +89,15 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t N = in.cols;
   const bool grouped = group.gs.count == 1;
   if (tid == 0) ticket = backend::take_ticket(tickets);
-  // the group's rows [0, rows_end): its end, read while the ticket is on its way
-  const std::int64_t rows_end = grouped ? clamp_end(group.gs.ends[0], 0, M) : M;
+  // the group's rows [0, d.end) and padded end (device_groups.hpp's rule), read while the ticket
+  // is on its way
+  const device_group d = grouped ? group_bounds(group.gs, 0, M) : device_group{0, M, 0, M};
+  const std::int64_t rows_end = d.end;
   backend::block_sync();
   const std::int64_t k = ticket;
   auto here = [&](std::int64_t left, int tile) { return static_cast<int>(left < tile ? left : tile); };
 
-  if (grouped && k == 0 && tid == 0) {  // the group's error bits and padded end, once
-    const std::int64_t align = group.gs.align > 1 ? group.gs.align : 1;
-    group_bookkeeping(group.gs, group.error_word, 0, M,
-                      device_group{0, rows_end, 0, (rows_end + align - 1) / align * align});
-  }
+  if (grouped && k == 0 && tid == 0) group_bookkeeping(group.gs, group.error_word, 0, M, d);  // once
 
   if (k < plan.items) {  // 1. amax of item k
     const relay_item it = relay_decode(plan, k);
@@ -107,8 +105,8 @@ __global__ void __launch_bounds__(TC::value.threads)
     const std::int64_t c0 = it.strip * TCOL;
     const int rows_here = here(rows_end - r0, TR);  // none past the group's end
     const int cols_here = here(N - c0, TCOL);
-    if (grouped && it.chunk == 0 && group.gs.align > 1) {  // the strip's padding rows: zero bytes
-      const std::int64_t pad = (rows_end + group.gs.align - 1) / group.gs.align * group.gs.align - rows_end;
+    if (grouped && it.chunk == 0 && d.out_end > d.end) {  // the strip's padding rows: zero bytes
+      const std::int64_t pad = d.out_end - d.end;
       auto* first = reinterpret_cast<std::uint8_t*>(&out.data(it.b, rows_end, c0));  // [pad, cols_here] FP8
       if (out.data.order == layout::col_major) zero_lines(first, out.data.ld, cols_here, pad, tid, threads);
       else zero_lines(first, out.data.ld, pad, cols_here, tid, threads);
