@@ -785,6 +785,90 @@ __global__ void __launch_bounds__(256) bound_transpose_kernel(const bf16* in, st
   }
 }
 
+// bound_expert_col: 3D colwise (E, K, N) with its dependency and one read, the structure the issue
+// suggests: a strip of all K rows x 16 columns (K * 32 bytes: 160 KiB at K = 5120) copied into
+// shared memory (cp.async), a block-wide OR, then each row's 16 high bytes out as one 16-byte
+// store. One block per multiprocessor (the strip fills its shared memory); 32-column strips do
+// not fit. No scales are written (E x N f32: 0.04% of the bytes, left out of the count too).
+// in: [E, K, N] bf16, row-major; out: [E, K, N] bytes, row-major; grid (N / 16, E); 512 threads
+__global__ void __launch_bounds__(512) bound_expert_col_kernel(const bf16* in, std::uint8_t* out, std::int64_t K,
+                                                               std::int64_t N) {
+  extern __shared__ uint4 strip[];  // [K][2] 16-byte pieces: the strip's rows
+  __shared__ unsigned red[16];
+  const std::int64_t e = blockIdx.y;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * 16;
+  const bf16* src = in + e * K * N + c0;  // [K, 16] bf16 of row stride N
+  const int tid = static_cast<int>(threadIdx.x);
+  for (std::int64_t p = tid; p < 2 * K; p += 512) {
+    const auto d = static_cast<unsigned>(__cvta_generic_to_shared(&strip[p]));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src + (p >> 1) * N + (p & 1) * 8) : "memory");
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+  unsigned m = 0;
+  for (std::int64_t p = tid; p < 2 * K; p += 512) m |= strip[p].x | strip[p].y | strip[p].z | strip[p].w;
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
+  if (tid % 32 == 0) red[tid / 32] = m;
+  __syncthreads();  // also makes every thread's copies visible to the block
+  m = 0;
+#pragma unroll
+  for (int w = 0; w < 16; ++w) m |= red[w];
+  const unsigned keep = m != 0 ? 0xffffffffu : 0u;  // the dependency, no byte changed
+  std::uint8_t* dst = out + e * K * N + c0;  // [K, 16] bytes of row stride N
+  for (std::int64_t r = tid; r < K; r += 512) {
+    const uint4 a = strip[2 * r], b = strip[2 * r + 1];
+    *reinterpret_cast<uint4*>(dst + r * N) = uint4{high_bytes(a.x, a.y) & keep, high_bytes(a.z, a.w) & keep,
+                                                   high_bytes(b.x, b.y) & keep, high_bytes(b.z, b.w) & keep};
+  }
+}
+
+// bound_expert_transpose: transpose-rhs (E, K, N) -> (E, N, K) with rowwise scales over N, one
+// read: 8 whole rows (8 x N bf16: 128 KiB at N = 8192) copied into shared memory, a block-wide
+// OR (the rows' dependency), 8 f32 scales, then for each column n the 8 rows' high bytes as one
+// 8-byte store into the column-major output. One block per multiprocessor; 16 rows do not fit.
+// in: [E, K, N] bf16, row-major; out: [E, N, K] bytes; scale: [E, K] f32; grid (K / 8, E);
+// 512 threads
+__global__ void __launch_bounds__(512) bound_expert_transpose_kernel(const bf16* in, std::uint8_t* out, float* scale,
+                                                                     std::int64_t K, std::int64_t N) {
+  extern __shared__ uint4 rows8[];  // [8][N / 8] 16-byte pieces
+  __shared__ unsigned red[16];
+  const std::int64_t e = blockIdx.y;
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x) * 8;
+  const bf16* src = in + (e * K + k0) * N;  // [8, N] bf16, contiguous
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t pieces = N;  // 8 rows x N / 8 pieces
+  for (std::int64_t p = tid; p < pieces; p += 512) {
+    const auto d = static_cast<unsigned>(__cvta_generic_to_shared(&rows8[p]));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src + p * 8) : "memory");
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+  unsigned m = 0;
+  for (std::int64_t p = tid; p < pieces; p += 512) m |= rows8[p].x | rows8[p].y | rows8[p].z | rows8[p].w;
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
+  if (tid % 32 == 0) red[tid / 32] = m;
+  __syncthreads();
+  m = 0;
+#pragma unroll
+  for (int w = 0; w < 16; ++w) m |= red[w];
+  const unsigned keep = m != 0 ? 0xffffffffu : 0u;
+  if (tid < 8) scale[e * K + k0 + tid] = __uint_as_float(m & 0x3f800000u);
+  const auto* h = reinterpret_cast<const std::uint32_t*>(rows8);  // [8][N / 2] bf16 pairs
+  std::uint8_t* dst = out + e * N * K + k0;                        // [N, 8] bytes of stride K
+  for (std::int64_t pr = tid; pr < N / 2; pr += 512) {           // columns 2 pr, 2 pr + 1
+    std::uint32_t w[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) w[r] = h[r * (N / 2) + pr];
+    // column 2 pr: the high bytes of the low halves; column 2 pr + 1: of the high halves
+    const std::uint32_t lo0 = __byte_perm(__byte_perm(w[0], w[1], 0x0051), __byte_perm(w[2], w[3], 0x0051), 0x5410);
+    const std::uint32_t lo1 = __byte_perm(__byte_perm(w[4], w[5], 0x0051), __byte_perm(w[6], w[7], 0x0051), 0x5410);
+    const std::uint32_t hi0 = __byte_perm(__byte_perm(w[0], w[1], 0x0073), __byte_perm(w[2], w[3], 0x0073), 0x5410);
+    const std::uint32_t hi1 = __byte_perm(__byte_perm(w[4], w[5], 0x0073), __byte_perm(w[6], w[7], 0x0073), 0x5410);
+    *reinterpret_cast<uint2*>(dst + (2 * pr) * K) = make_uint2(lo0 & keep, lo1 & keep);
+    *reinterpret_cast<uint2*>(dst + (2 * pr + 1) * K) = make_uint2(hi0 & keep, hi1 & keep);
+  }
+}
+
 enum class bound_kind { row_wave, row_block, transpose };
 
 // Bytes: bf16 in + one byte per element out (+ one f32 per row for bound_row_*), as the recipe.
@@ -816,6 +900,35 @@ case_desc bound_case(bound_kind kind, std::int64_t rows, std::int64_t cols) {
       if (units <= 8 * 128) bound_row_kernel<128, 8><<<grid, 128, 0, stream>>>(in, out, b.scale, rows, units);
       else if (units <= 9 * 256) bound_row_kernel<256, 9><<<grid, 256, 0, stream>>>(in, out, b.scale, rows, units);
       else throw bench_error(name + ": rows too long for a block");
+    }
+    cuda_check(cudaGetLastError(), name);
+  };
+  return c;
+}
+
+// The expert bounds at (E, K, N): bytes of bf16 in and one byte out per element (+ E x K f32
+// scales for transpose-rhs), beside expert_case's figures.
+case_desc bound_expert_case(bool transpose, std::int64_t experts, std::int64_t k, std::int64_t n) {
+  case_desc c;
+  c.name = std::string("bound_expert_") + (transpose ? "transpose_rhs" : "colwise") + "/nomath/bf16/" +
+           std::to_string(experts) + "x" + shape_name(k, n);
+  c.rows = experts * k;
+  c.cols = n;
+  c.bytes = data_bytes(experts * k, n) + (transpose ? 4.0 * static_cast<double>(experts * k) : 0.0);
+  const std::string name = c.name;
+  c.enqueue = [=](const buffer_set& b, cudaStream_t stream) {
+    if (transpose) {
+      if (k % 8 != 0 || n % 2 != 0) throw bench_error(name + ": K not a multiple of 8");
+      const int smem = static_cast<int>(16 * n);
+      cuda_check(cudaFuncSetAttribute(bound_expert_transpose_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), name);
+      bound_expert_transpose_kernel<<<dim3(static_cast<unsigned>(k / 8), static_cast<unsigned>(experts)), 512, smem, stream>>>(
+          b.in, b.out, b.scale, k, n);
+    } else {
+      if (n % 16 != 0) throw bench_error(name + ": N not a multiple of 16");
+      const int smem = static_cast<int>(32 * k);
+      cuda_check(cudaFuncSetAttribute(bound_expert_col_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), name);
+      bound_expert_col_kernel<<<dim3(static_cast<unsigned>(n / 16), static_cast<unsigned>(experts)), 512, smem, stream>>>(
+          b.in, b.out, k, n);
     }
     cuda_check(cudaGetLastError(), name);
   };
@@ -1018,6 +1131,8 @@ std::vector<case_desc> all_cases() {
   v.push_back(bound_case(bound_kind::row_block, 8192, 16640));
   v.push_back(bound_case(bound_kind::transpose, M, N));
   v.push_back(bound_case(bound_kind::transpose, 16640, 5120));
+  v.push_back(bound_expert_case(false, 128, 5120, 8192));
+  v.push_back(bound_expert_case(true, 128, 5120, 8192));
   // The launch floor under rowwise's host_us (16384 x 5120 and 128 x 5120 grids).
   for (const std::int64_t rows : {M, std::int64_t{128}}) {
     v.push_back(launch_floor_case<rowwise_fn>(floor_way::chevron, "chevron", rows, N));
