@@ -76,6 +76,7 @@
 
 #include "fp8q/gpu/quantize.hpp"
 #include "fp8q/quantize.hpp"
+#include "bound_group_col.cuh"  // block_or, keep_of
 #include "probe_util.hpp"
 
 namespace {
@@ -799,21 +800,13 @@ __global__ void __launch_bounds__(512) bound_expert_col_kernel(const bf16* in, s
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * 16;
   const bf16* src = in + e * K * N + c0;  // [K, 16] bf16 of row stride N
   const int tid = static_cast<int>(threadIdx.x);
-  for (std::int64_t p = tid; p < 2 * K; p += 512) {
-    const auto d = static_cast<unsigned>(__cvta_generic_to_shared(&strip[p]));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src + (p >> 1) * N + (p & 1) * 8) : "memory");
-  }
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+  namespace be = fp8q::backend;
+  for (std::int64_t p = tid; p < 2 * K; p += 512) be::async_copy16(&strip[p], src + (p >> 1) * N + (p & 1) * 8, 16);
+  be::async_commit();
+  be::async_wait<0>();
   unsigned m = 0;
   for (std::int64_t p = tid; p < 2 * K; p += 512) m |= strip[p].x | strip[p].y | strip[p].z | strip[p].w;
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
-  if (tid % 32 == 0) red[tid / 32] = m;
-  __syncthreads();  // also makes every thread's copies visible to the block
-  m = 0;
-#pragma unroll
-  for (int w = 0; w < 16; ++w) m |= red[w];
-  const unsigned keep = m != 0 ? 0xffffffffu : 0u;  // the dependency, no byte changed
+  const unsigned keep = bound::keep_of(bound::block_or<512>(m, red, tid));  // the dependency, no byte changed
   std::uint8_t* dst = out + e * K * N + c0;  // [K, 16] bytes of row stride N
   for (std::int64_t r = tid; r < K; r += 512) {
     const uint4 a = strip[2 * r], b = strip[2 * r + 1];
@@ -837,21 +830,14 @@ __global__ void __launch_bounds__(512) bound_expert_transpose_kernel(const bf16*
   const bf16* src = in + (e * K + k0) * N;  // [8, N] bf16, contiguous
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t pieces = N;  // 8 rows x N / 8 pieces
-  for (std::int64_t p = tid; p < pieces; p += 512) {
-    const auto d = static_cast<unsigned>(__cvta_generic_to_shared(&rows8[p]));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src + p * 8) : "memory");
-  }
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+  namespace be = fp8q::backend;
+  for (std::int64_t p = tid; p < pieces; p += 512) be::async_copy16(&rows8[p], src + p * 8, 16);
+  be::async_commit();
+  be::async_wait<0>();
   unsigned m = 0;
   for (std::int64_t p = tid; p < pieces; p += 512) m |= rows8[p].x | rows8[p].y | rows8[p].z | rows8[p].w;
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
-  if (tid % 32 == 0) red[tid / 32] = m;
-  __syncthreads();
-  m = 0;
-#pragma unroll
-  for (int w = 0; w < 16; ++w) m |= red[w];
-  const unsigned keep = m != 0 ? 0xffffffffu : 0u;
+  m = bound::block_or<512>(m, red, tid);
+  const unsigned keep = bound::keep_of(m);
   if (tid < 8) scale[e * K + k0 + tid] = __uint_as_float(m & 0x3f800000u);
   const auto* h = reinterpret_cast<const std::uint32_t*>(rows8);  // [8][N / 2] bf16 pairs
   std::uint8_t* dst = out + e * N * K + k0;                        // [N, 8] bytes of stride K

@@ -84,7 +84,9 @@ __device__ inline std::uint32_t or_quad(const uint4 (&v)[4]) {
   return m;
 }
 
-// The OR of m over the block (256 threads); red: [8] shared words; ends with a barrier.
+// The OR of m over the block (Threads threads); red: [Threads / 32] shared words; ends with a
+// barrier (which also publishes every thread's earlier shared-memory writes to the block).
+template <int Threads = 256>
 __device__ inline std::uint32_t block_or(std::uint32_t m, std::uint32_t* red, int tid) {
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, d);
@@ -92,7 +94,7 @@ __device__ inline std::uint32_t block_or(std::uint32_t m, std::uint32_t* red, in
   __syncthreads();
   m = 0;
 #pragma unroll
-  for (int w = 0; w < 8; ++w) m |= red[w];
+  for (int w = 0; w < Threads / 32; ++w) m |= red[w];
   return m;
 }
 
