@@ -79,31 +79,15 @@ __global__ void __launch_bounds__(TC::value.threads)
   }
 }
 
-// Pass 2 (a dependent launch): the tile of rows [r0, r0 + 128) x units [8 x, 8 x + 8) of batch
-// item z, encoded with the rows' scales from pass 1.
-// in:        [batch, rows, cols] In, row-major, 16-byte aligned lines
-// out.data:  [batch, rows, cols] FP8, column-major (lines are output columns)
-// amax_bits: [batch * rows] f32 bits from row_amax_kernel
-template <class SC, class TC, class In>
-__global__ void __launch_bounds__(TC::value.threads)
-    row_transpose_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
-                              const std::uint32_t* amax_bits, std::uint64_t seed) {
-  constexpr spec S = SC::value;
-  constexpr tuning T = TC::value;
+// The tile of rows [r0, r0 + rows_here) x columns [c0, c0 + cols_here) of batch item b into
+// sh.tile (async copies, committed; the caller waits): row r's unit u at quad_tile_slot(r, u).
+// Units past cols_here are not copied; a unit cut by it is zero-filled past its columns.
+// in: [batch, rows, cols] In, row-major, 16-byte aligned lines
+template <class In>
+__device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_shared& sh, std::int64_t b,
+                                           std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
+                                           int tid, int threads) {
   constexpr int U = unit_elems<In>;
-  constexpr int threads = T.threads;
-  __shared__ rt_shared sh;
-  const std::int64_t M = in.rows;
-  const std::int64_t N = in.cols;
-  const std::int64_t b = blockIdx.z;
-  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * rt_rows;
-  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * (rt_units * U);
-  const int rows_here = M - r0 < rt_rows ? static_cast<int>(M - r0) : rt_rows;
-  const int cols_here = N - c0 < rt_units * U ? static_cast<int>(N - c0) : rt_units * U;
-  const int tid = static_cast<int>(threadIdx.x);
-
-  // The input is final before this launch's predecessor (pass 1, an ordinary launch) started,
-  // so the copies go out before the wait; only the amax comes from pass 1.
   const In* src = in.data + in.offset(b, r0, c0);  // [rows_here, ld] In: the tile's first element
   for (int i = tid; i < rt_rows * rt_units; i += threads) {
     const int r = i / rt_units;
@@ -114,21 +98,19 @@ __global__ void __launch_bounds__(TC::value.threads)
                             (head >= U ? U : head) * static_cast<int>(sizeof(In)));
   }
   backend::async_commit();
-  backend::wait_prior_grid();
-  bool in_range = true;
-  for (int i = tid; i < rt_rows; i += threads) {
-    float s = 0.0f;
-    if (i < rows_here) {
-      const std::uint32_t a = amax_bits[b * M + r0 + i];
-      s = group_scale<S>(a);
-      if constexpr (in_range_capable<S>()) in_range = in_range && in_range_group<S>(a, s);
-    }
-    sh.scales[i] = s;
-  }
-  backend::async_wait<0>();
-  if constexpr (in_range_capable<S>()) in_range = backend::block_all(in_range);
-  else backend::block_sync();
+}
 
+// The cast of a copied tile with its rows' scales (sh.scales; in_range: every row passed
+// in_range_group, the same in every thread): quads of 4 rows x one unit, consecutive lanes on
+// consecutive quads of one unit column, stored as 4-byte words of output columns.
+// out.data: [batch, rows, cols] FP8, column-major (lines are output columns)
+template <spec S, tuning T, class In>
+__device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<S>& out, std::int64_t b,
+                                           std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
+                                           std::int64_t M, std::int64_t N, std::uint64_t seed, bool in_range) {
+  constexpr int U = unit_elems<In>;
+  constexpr int threads = T.threads;
+  const int tid = static_cast<int>(threadIdx.x);
   const bool wide = reinterpret_cast<std::uintptr_t>(out.data.data) % 4 == 0 && out.data.ld % 4 == 0 &&
                     (out.data.batch == 1 || out.data.batch_stride % 4 == 0);
   const std::int64_t ld = out.data.ld;
@@ -169,6 +151,49 @@ __global__ void __launch_bounds__(TC::value.threads)
       }
     }
   });
+}
+
+// Pass 2 (a dependent launch): the tile of rows [r0, r0 + 128) x units [8 x, 8 x + 8) of batch
+// item z, encoded with the rows' scales from pass 1.
+// in:        [batch, rows, cols] In, row-major, 16-byte aligned lines
+// out.data:  [batch, rows, cols] FP8, column-major (lines are output columns)
+// amax_bits: [batch * rows] f32 bits from row_amax_kernel
+template <class SC, class TC, class In>
+__global__ void __launch_bounds__(TC::value.threads)
+    row_transpose_cast_kernel(matrix_view<const In> in, quantized<SC::value> out,
+                              const std::uint32_t* amax_bits, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int U = unit_elems<In>;
+  constexpr int threads = T.threads;
+  __shared__ rt_shared sh;
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const std::int64_t b = blockIdx.z;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * rt_rows;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * (rt_units * U);
+  const int rows_here = M - r0 < rt_rows ? static_cast<int>(M - r0) : rt_rows;
+  const int cols_here = N - c0 < rt_units * U ? static_cast<int>(N - c0) : rt_units * U;
+  const int tid = static_cast<int>(threadIdx.x);
+
+  // The input is final before this launch's predecessor (pass 1, an ordinary launch) started,
+  // so the copies go out before the wait; only the amax comes from pass 1.
+  copy_transpose_tile<In>(in, sh, b, r0, c0, rows_here, cols_here, tid, threads);
+  backend::wait_prior_grid();
+  bool in_range = true;
+  for (int i = tid; i < rt_rows; i += threads) {
+    float s = 0.0f;
+    if (i < rows_here) {
+      const std::uint32_t a = amax_bits[b * M + r0 + i];
+      s = group_scale<S>(a);
+      if constexpr (in_range_capable<S>()) in_range = in_range && in_range_group<S>(a, s);
+    }
+    sh.scales[i] = s;
+  }
+  backend::async_wait<0>();
+  if constexpr (in_range_capable<S>()) in_range = backend::block_all(in_range);
+  else backend::block_sync();
+  cast_transpose_tile<S, T, In>(sh, out, b, r0, c0, rows_here, cols_here, M, N, seed, in_range);
 }
 
 // 256 threads for both launches unless the tuning says otherwise: 8 rows per amax block, one
