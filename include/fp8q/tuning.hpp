@@ -54,6 +54,14 @@ enum class gpu_path : std::uint8_t {
                       ///< launch through shared-memory tiles (row-major 16-byte aligned input)
   group_col_relay,    ///< per-group colwise of one group (G = 1): col_relay over the group's
                       ///< rows; the walk takes it where the call brings its workspace
+  col_hold,           ///< colwise in one launch reading the input once: each block holds two
+                      ///< tiles, one counted into its strip's amax while the other waits for its
+                      ///< strip and is cast (row-major 16-byte aligned input; where half the
+                      ///< device holds more blocks at once than a strip has tiles)
+  row_band,           ///< rowwise into a column-major output in one launch reading the input
+                      ///< once: col_hold's pipeline over bands of 128 rows (row-major 16-byte
+                      ///< aligned input; where half the device holds more blocks at once
+                      ///< than a band has tiles)
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

@@ -107,8 +107,8 @@ void scale_extents(const shape& sh, std::int64_t& r, std::int64_t& c) {
 inline std::uint32_t bits_of(float f) { return __builtin_bit_cast(std::uint32_t, f); }
 
 /// Cases run per family (index: gpu_path), over the whole program.
-inline int (&path_runs())[16] {
-  static int runs[16] = {};
+inline int (&path_runs())[32] {
+  static int runs[32] = {};
   return runs;
 }
 

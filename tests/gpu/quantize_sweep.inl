@@ -92,8 +92,10 @@ int sweep_paths(const char* in_name, cudaStream_t stream, bool quick, std::uint6
     p += sweep_one<G, with_path(T, gpu_path::row_wave), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::row_block), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::row_transpose), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::row_band), In>(in_name, stream, quick, seed);
   } else {
     p += sweep_one<G, with_path(T, gpu_path::col_relay), In>(in_name, stream, quick, seed);
+    p += sweep_one<G, with_path(T, gpu_path::col_hold), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::col_streaming), In>(in_name, stream, quick, seed);
     p += sweep_one<G, with_path(T, gpu_path::col_cluster), In>(in_name, stream, quick, seed);
   }

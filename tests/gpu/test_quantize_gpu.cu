@@ -115,6 +115,46 @@ int relay_paths(cudaStream_t s) {
   return p;
 }
 
+// The held-tile families (col_hold, row_band) under block sizes and stores the sweep does not give
+// them, on shapes whose strips and bands hold many tiles (so blocks wait on one another).
+int held_paths(cudaStream_t s) {
+  constexpr spec c4{.out = format::e4m3fn, .granularity = granularity::col, .store = stored_scale::both};
+  constexpr spec c5{.out = format::e5m2fnuz, .granularity = granularity::col, .store = stored_scale::both};
+  constexpr spec r4{.out = format::e4m3fn, .granularity = granularity::row, .store = stored_scale::both};
+  constexpr spec rf{.out = format::e4m3fnuz, .granularity = granularity::row, .store = stored_scale::multiplier,
+                    .rounding = rounding::stochastic};
+  constexpr tuning hold64{.threads = 64, .path = gpu_path::col_hold};
+  constexpr tuning hold256_staged{.threads = 256, .store = store_path::staged, .amax_order = memory_order::acq_rel,
+                                  .path = gpu_path::col_hold};
+  constexpr tuning hold1024_sw{.threads = 1024, .convert = convert_path::software, .path = gpu_path::col_hold};
+  constexpr tuning band64{.threads = 64, .path = gpu_path::row_band};
+  constexpr tuning band256_sw{.threads = 256, .convert = convert_path::software, .path = gpu_path::row_band};
+  constexpr tuning band512{.threads = 512, .amax_order = memory_order::seq_cst, .path = gpu_path::row_band};
+  // col_hold takes col_relay's views: 16-byte aligned output lines (ld 4112, 272, 144)
+  const shape col_shapes[] = {{1, 4112, 136, layout::row_major, 0, layout::col_major, 0},
+                              {2, 2000, 264, layout::row_major, 8, layout::row_major, 8},
+                              {1, 129, 4104, layout::row_major, 0, layout::col_major, 15}};
+  const shape row_shapes[] = {{1, 300, 8200, layout::row_major, 0, layout::col_major, 0},
+                              {3, 257, 1032, layout::row_major, 8, layout::col_major, 4},
+                              {1, 4100, 72, layout::row_major, 0, layout::col_major, 0}};
+  int p = 0;
+  std::uint64_t seed = 900;
+  for (data_kind k : {data_kind::random, data_kind::adversarial}) {
+    for (const shape& sh : col_shapes) {
+      p += run_case<c4, hold64, bf16>("hold/64", sh, k, ++seed, 1, s);
+      p += run_case<c5, hold256_staged, f16>("hold/256_staged", sh, k, ++seed, 1, s);
+      p += run_case<c4, hold1024_sw, float>("hold/1024_sw_f32", sh, k, ++seed, 1, s);
+    }
+    for (const shape& sh : row_shapes) {
+      p += run_case<r4, band64, bf16>("band/64", sh, k, ++seed, 1, s);
+      p += run_case<rf, band256_sw, f16>("band/256_sw_sr", sh, k, ++seed, 1, s);
+      p += run_case<r4, band512, float>("band/512_f32", sh, k, ++seed, 1, s);
+    }
+  }
+  std::printf("held-tile tunings: %d failing cases\n", p);
+  return p;
+}
+
 // Tensorwise in one cooperative launch (gpu_path::tensor_last_block): items held entirely on chip,
 // items that stream most of their units, unaligned (scalar) views, batches, column-major
 // views, stochastic rounding, every thread count the kernel takes. `big` adds the benchmark's
@@ -392,6 +432,7 @@ int main(int argc, char** argv) {
   if (runs("rest")) {
     FP8Q_TEST_CHECK(check, variants(s) == 0);
     if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
+    if (!quick) FP8Q_TEST_CHECK(check, held_paths(s) == 0);
     FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
     FP8Q_TEST_CHECK(check, graphs(s) == 0);
     FP8Q_TEST_CHECK(check, split_tensor(s) == 0);
@@ -404,9 +445,13 @@ int main(int argc, char** argv) {
     FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
   }
   if (sweeps) {
-    const int k = static_cast<int>(gpu_path::row_transpose);
-    std::printf("path row_transpose: %d cases\n", path_runs()[k]);
-    FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
+    for (const gpu_path path : {gpu_path::row_transpose, gpu_path::col_hold, gpu_path::row_band}) {
+      const int k = static_cast<int>(path);
+      std::printf("path %s: %d cases\n",
+                  path == gpu_path::row_band ? "row_band" : path == gpu_path::col_hold ? "col_hold" : "row_transpose",
+                  path_runs()[k]);
+      FP8Q_TEST_CHECK(check, path_runs()[k] > 0);
+    }
   }
   if (runs("rest")) {
     delayed(s, check);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
+#include <type_traits>
 
 #include "fp8q/detail/gpu/units.hpp"
 
@@ -192,11 +194,13 @@ __device__ inline void zero_lines(std::uint8_t* first, std::int64_t stride, std:
 // output) or U bytes of 4 row lines (row-major output). Staged: those go to `tile`, a byte tile
 // in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
 // each thread stores them itself (4-byte or U-byte stores).
-template <spec S, tuning T, class In, bool Staged>
+// held(r, uc): the tile's row r, unit column uc, where the caller holds the tile on chip
+// (rows_here x whole units); without it the units are loaded from `in`.
+template <spec S, tuning T, class In, bool Staged, class Held = std::nullptr_t>
 __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quantized<S>& out,
                                      const byte_tile& tile, const float* scales, std::int64_t b,
                                      std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
-                                     std::uint64_t seed, bool in_range) {
+                                     std::uint64_t seed, bool in_range, Held held = nullptr) {
   constexpr int threads = T.threads;
   constexpr int TR = T.tile_rows;
   constexpr int U = unit_elems<In>;
@@ -214,12 +218,16 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     const int uc = i % upr;
     const int rq = i / upr;
     const bool col_ok = uc * U < cols_here;
-    const In* p = src + (rq * 4) * ld + uc * U;
     unit_raw<In, U> v[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       v[j] = unit_raw<In, U>{};
-      if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(p + j * ld);
+      if constexpr (std::is_same_v<Held, std::nullptr_t>) {
+        const In* p = src + (rq * 4) * ld + uc * U;  // this thread's unit column, row rq * 4
+        if (col_ok && rq * 4 + j < rows_here) v[j] = load_unit<In, U>(p + j * ld);
+      } else {
+        if (col_ok && rq * 4 + j < rows_here) v[j] = held(rq * 4 + j, uc);
+      }
     }
     float sc[U];
 #pragma unroll

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "fp8q/detail/gpu/families/col_cluster.hpp"
+#include "fp8q/detail/gpu/families/col_hold.hpp"
 #include "fp8q/detail/gpu/families/col_relay.hpp"
 #include "fp8q/detail/gpu/families/col_streaming.hpp"
 #include "fp8q/detail/gpu/families/group_col_relay.hpp"
@@ -14,6 +15,7 @@
 #include "fp8q/detail/gpu/families/group_colwise.hpp"
 #include "fp8q/detail/gpu/families/group_row_fused.hpp"
 #include "fp8q/detail/gpu/families/group_rowwise.hpp"
+#include "fp8q/detail/gpu/families/row_band.hpp"
 #include "fp8q/detail/gpu/families/row_transpose.hpp"
 #include "fp8q/detail/gpu/families/rowwise.hpp"
 #include "fp8q/detail/gpu/families/tensor_single.hpp"
@@ -41,9 +43,9 @@ struct paths;
 template <>
 struct paths<granularity::tensor> : path_list<tensor_last_block, tensor_two_launch, tiled> {};
 template <>
-struct paths<granularity::row> : path_list<row_wave, row_block, row_transpose, tiled> {};
+struct paths<granularity::row> : path_list<row_wave, row_block, row_band, row_transpose, tiled> {};
 template <>
-struct paths<granularity::col> : path_list<col_cluster, col_relay, col_streaming, tiled> {};
+struct paths<granularity::col> : path_list<col_cluster, col_hold, col_relay, col_streaming, tiled> {};
 template <>
 struct paths<granularity::group_row> : path_list<group_row_fused, group_rowwise> {};
 template <>

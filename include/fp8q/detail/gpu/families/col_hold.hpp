@@ -1,0 +1,201 @@
+// fp8q — colwise in ONE launch that reads the input once (gpu_path::col_hold): the held-tile
+// pipeline (held_tiles.hpp) over column strips. A tile is 128 rows x 8 units of one strip
+// (row_transpose's tile and copy); its column maxima go to the columns' amax words (relaxed
+// atomics), and it is cast from shared memory (cast_col_tile) once its strip has counted every
+// tile. The views col_relay takes: row-major input, 16-byte aligned input and output lines,
+// whole units (docs/design.md, "Holding tiles on chip").
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/detail/gpu/byte_tile.hpp"
+#include "fp8q/detail/gpu/families/row_transpose.hpp"
+#include "fp8q/detail/gpu/held_tiles.hpp"
+
+namespace fp8q::detail::gpu {
+
+struct strip_plan {
+  std::int64_t chunks;  // tiles per strip (128-row chunks)
+  std::int64_t strips;  // strips per batch item (8-unit column strips)
+  std::int64_t items;   // batch * strips * chunks
+};
+
+// Where a tile lies: batch item b, strip (batch item * strips + strip: its counter), chunk,
+// rows [r0, r0 + rows_here), columns [c0, c0 + cols_here).
+struct strip_tile {
+  std::int64_t b, strip, chunk, r0, c0;
+  int rows_here, cols_here;
+};
+
+template <int U>
+__device__ inline strip_tile strip_tile_at(const strip_plan& p, std::int64_t k, std::int64_t M, std::int64_t N) {
+  strip_tile t{};
+  t.strip = k / p.chunks;
+  t.b = t.strip / p.strips;
+  t.chunk = k % p.chunks;
+  t.r0 = t.chunk * rt_rows;
+  t.c0 = (t.strip % p.strips) * (rt_units * U);
+  t.rows_here = M - t.r0 < rt_rows ? static_cast<int>(M - t.r0) : rt_rows;
+  t.cols_here = N - t.c0 < rt_units * U ? static_cast<int>(N - t.c0) : rt_units * U;
+  return t;
+}
+
+template <tuning T, bool Staged>
+struct hold_shared {
+  rt_shared held[2];                                  // the two tiles, quad_tile_slot order
+  std::uint32_t words[col_tile_bytes<T, Staged> / 4];  // the byte tile of the cast
+  float scales[T.tile_cols];                          // [cols] the tile's column scales
+  std::uint32_t partial[T.threads / 32][T.tile_cols];  // [waves][cols] column maxima
+  held_words w;
+};
+
+// amax_bits: [batch, cols] f32 bits; done: [batch * strips]; tickets: [1]; all zeroed before.
+// in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
+// out.data: [batch, rows, cols] FP8, either order
+template <class SC, class TC, class In, bool Staged>
+__global__ void __launch_bounds__(TC::value.threads)
+    col_hold_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
+                    std::uint32_t* done, std::uint32_t* tickets, strip_plan plan, std::uint64_t seed) {
+  constexpr spec S = SC::value;
+  constexpr tuning T = TC::value;
+  constexpr int U = unit_elems<In>;
+  constexpr int threads = T.threads;
+  constexpr int upr = rt_units;                  // units per tile row
+  constexpr int rows_per_step = threads / upr;   // tile rows one pass of the block covers
+  static_assert(T.tile_rows == rt_rows && T.tile_cols == rt_units * U, "the tuning names the held tile");
+  static_assert(threads % 32 == 0 && 32 % upr == 0, "a wave holds whole tile rows");
+  __shared__ hold_shared<T, Staged> sm;
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t M = in.rows;
+  const std::int64_t N = in.cols;
+  const int wave = backend::wave_size();
+
+  auto at = [&](std::int64_t k) { return strip_tile_at<U>(plan, k, M, N); };
+  auto copy = [&](int slot, const strip_tile& t) {
+    copy_transpose_tile<In>(in, sm.held[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, threads);
+  };
+  auto count = [&](int slot, const strip_tile& t) {
+    const int uc = tid % upr;
+    std::uint32_t cmax[U] = {};
+    if (uc * U < t.cols_here) {  // a cut unit is zero past its columns
+      for (int r = tid / upr; r < t.rows_here; r += rows_per_step) {
+        const unit_raw<In, U> v = sm.held[slot].tile[r][quad_tile_slot(r, uc)];
+        max_unit<In, U>(v, cmax);
+      }
+    }
+    const group_partials gp{&sm.partial[0][0], T.tile_cols};
+    put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
+    backend::block_sync();
+    if (tid < t.cols_here) {
+      const std::uint32_t m = gp.fold(tid, threads / wave);
+      backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * N + t.c0 + tid, m);
+    }
+    backend::block_sync();
+    if (tid == 0) backend::count_release(done + t.strip);
+  };
+  auto complete = [&](const strip_tile& t) {
+    return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;
+  };
+  auto cast = [&](int slot, const strip_tile& t) {
+    if (tid == 0) {
+      while (!complete(t)) backend::spin_pause();
+    }
+    backend::block_sync();
+    const bool in_range = tile_column_scales<S, T.tile_cols>(out, sm.scales, t.b, 0, t.c0, t.cols_here, t.chunk == 0,
+                                                             [&](int i) {
+                                                               return backend::load_relaxed(amax_bits + t.b * N + t.c0 + i);
+                                                             });
+    const byte_tile tile{reinterpret_cast<std::uint8_t*>(sm.words), T.tile_cols + 4, T.tile_rows + 4,
+                         out.data.order == layout::row_major};
+    cast_col_tile<S, T, In, Staged>(in, out, tile, sm.scales, t.b, t.r0, t.c0, t.rows_here, t.cols_here, seed, in_range,
+                                    [&](int r, int c) { return unit_raw<In, U>(sm.held[slot].tile[r][quad_tile_slot(r, c)]); });
+  };
+  hold_and_cast(tickets, plan.items, sm.w, at, copy, count, complete, cast);
+}
+
+// 128 threads unless the tuning says otherwise; the tile is always 128 rows x 8 units.
+template <spec S, tuning T, class In>
+struct col_hold {
+  static constexpr gpu_path name = gpu_path::col_hold;
+  static constexpr bool opt_in = false;
+  static constexpr bool device_dependent = true;  // resident blocks
+  static constexpr int U = unit_elems<In>;
+  static constexpr tuning R = with_tile(resolve_tuning(T.threads == 0 ? with_threads(T, 128) : T, S, {}), rt_rows,
+                                        rt_units * U);
+  // whole waves of 64 or 32 lanes (the column maxima fold over the block's waves)
+  static constexpr bool threads_ok = R.threads % 64 == 0;
+  struct plan {};
+
+  // The workspace: the columns' amax words, then one counter per strip and the ticket counter,
+  // all zeroed before the launch.
+  struct layout_of {
+    strip_plan plan{};
+    std::size_t amax_bytes = 0;
+    std::size_t counter_bytes = 0;
+    explicit layout_of(const matrix_view<const In>& in) {
+      plan.chunks = (in.rows + rt_rows - 1) / rt_rows;
+      plan.strips = (in.cols + rt_units * U - 1) / (rt_units * U);
+      plan.items = in.batch * plan.strips * plan.chunks;
+      amax_bytes = round_up_256(static_cast<std::size_t>(in.batch * in.cols) * 4);
+      counter_bytes = static_cast<std::size_t>(in.batch * plan.strips + 1) * 4;
+    }
+    std::size_t bytes() const { return amax_bytes + round_up_256(counter_bytes); }
+    std::uint32_t* amax(void* ws) const { return static_cast<std::uint32_t*>(ws); }
+    std::uint32_t* done(void* ws) const {
+      return reinterpret_cast<std::uint32_t*>(static_cast<char*>(ws) + amax_bytes);
+    }
+    std::uint32_t* tickets(void* ws) const { return done(ws) + (counter_bytes / 4 - 1); }
+  };
+
+  template <bool Staged>
+  using kernel_of = std::integral_constant<decltype(&col_hold_kernel<spec_c<S>, tuning_c<R>, In, Staged>),
+                                           &col_hold_kernel<spec_c<S>, tuning_c<R>, In, Staged>>;
+
+  static bool staged(const problem<S, In>& p) {
+    return R.store == store_path::staged || (R.store == store_path::automatic && p.out.data.order == layout::col_major);
+  }
+
+  static bool accepts(const problem<S, In>& p, plan*) {
+    if constexpr (!threads_ok) {
+      return false;
+    } else {
+      if (!streams_columns(p)) return false;  // whole units, and output lines the byte tile's stores fit
+      const layout_of l(p.in);
+      if (l.plan.items > 0x7fffffffLL || l.plan.items == 0) return false;
+      if (p.dev == nullptr) return true;  // workspace sizing: may run on some device
+      // every wait ends where more blocks run at once than a strip has tiles (held_tiles.hpp);
+      // asked of half the device, so a device shared with other work still holds enough
+      const std::int64_t resident = staged(p) ? held_capacity<kernel_of<true>::value>(*p.dev, R.threads)
+                                              : held_capacity<kernel_of<false>::value>(*p.dev, R.threads);
+      return 2 * l.plan.chunks <= resident;
+    }
+  }
+  static bool preferred(const problem<S, In>&) { return true; }
+  static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
+
+  static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
+    if constexpr (!threads_ok) {
+      return status::bad_layout;
+    } else {
+      return run(p, workspace, stream);
+    }
+  }
+
+ private:
+  static status run(const problem<S, In>& p, void* workspace, gpu_stream stream) {
+    const layout_of l(p.in);
+    status st = backend::memset_async(workspace, 0, l.amax_bytes + l.counter_bytes, stream);
+    if (st != status::success) return st;
+    auto go = [&](auto stg) {
+      constexpr auto kernel = kernel_of<decltype(stg)::value>::value;
+      // a persistent grid: tiles are taken by ticket
+      const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
+      const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
+      return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, l.amax(workspace),
+                                     l.done(workspace), l.tickets(workspace), l.plan, p.seed);
+    };
+    return staged(p) ? go(std::true_type{}) : go(std::false_type{});
+  }
+};
+
+}  // namespace fp8q::detail::gpu

@@ -1,0 +1,86 @@
+// fp8q — the held-tile pipeline: one read of the input for a recipe whose scale needs a whole
+// strip of tiles (colwise: a column strip; rowwise into a column-major output: a band of rows).
+// Each block of a persistent grid holds two tiles in shared memory: it counts one into its
+// strip's amax while the other waits for its strip to be complete and is cast. The families
+// (col_hold.hpp, row_band.hpp) supply what a tile is and how it is copied, counted and cast.
+#pragma once
+
+#include <cstdint>
+
+#include "fp8q/detail/gpu/problem.hpp"
+
+namespace fp8q::detail::gpu {
+
+// The shared words the pipeline passes between its threads.
+struct held_words {
+  std::uint32_t ticket;
+  int complete;
+};
+
+// Tickets are taken in order (tiles along each strip, strip after strip). A block takes ticket
+// k' and starts copying tile k' before it casts tile k, so tile k' lands while tile k waits.
+// The rule that makes every wait end: a block blocks on a strip only once every tile it has
+// taken is counted. So while a strip misses a tile, that tile is not taken yet, and a block that
+// waits on no strip takes it, as long as more blocks of the grid run at once than a strip has
+// tiles (the families' accepts() ask for twice that of the device's occupancy). When tile k's strip is already complete as tile
+// k' goes out, tile k is cast while tile k' lands, and tile k' is counted after.
+//   at(k)            the tile of ticket k (a value the other calls take)
+//   copy(slot, t)    start copying tile t into slot (asynchronous copies, committed)
+//   count(slot, t)   after the copy landed and a barrier: add the tile to its strip's amax, a
+//                    barrier, then count it into its strip's counter with release (thread 0)
+//   complete(t)      thread 0: whether t's strip is complete (acquire)
+//   cast(slot, t)    wait until t's strip is complete (acquire), then cast the tile
+template <class At, class Copy, class Count, class Complete, class Cast>
+__device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items, held_words& w, At at, Copy copy,
+                                     Count count, Complete complete, Cast cast) {
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) w.ticket = backend::take_ticket(tickets);
+  backend::block_sync();
+  const std::int64_t k = w.ticket;
+  if (k >= items) return;
+  auto cur = at(k);
+  copy(0, cur);
+  backend::async_wait<0>();
+  backend::block_sync();
+  count(0, cur);
+  int s = 0;
+  for (;;) {
+    backend::block_sync();  // every thread has read the words, and slot s ^ 1 is free
+    if (tid == 0) w.ticket = backend::take_ticket(tickets);
+    backend::block_sync();
+    const std::int64_t k2 = w.ticket;
+    const bool more = k2 < items;
+    decltype(cur) nxt{};
+    if (more) {
+      nxt = at(k2);
+      copy(s ^ 1, nxt);
+    }
+    if (tid == 0) w.complete = complete(cur) ? 1 : 0;
+    backend::block_sync();
+    const bool ready = w.complete != 0;
+    if (more && !ready) {  // count tile k' before blocking on tile k's strip
+      backend::async_wait<0>();
+      backend::block_sync();
+      count(s ^ 1, nxt);
+    }
+    cast(s, cur);
+    if (!more) break;
+    if (ready) {
+      backend::async_wait<0>();
+      backend::block_sync();
+      count(s ^ 1, nxt);
+    }
+    s ^= 1;
+    cur = nxt;
+  }
+}
+
+/// Blocks of Kernel (threads each) the device holds at once; 0 where the query fails.
+template <auto Kernel>
+std::int64_t held_capacity(const backend::device_facts& dev, int threads) {
+  int per_mp = 0;
+  if (backend::resident_blocks<Kernel>(dev, threads, &per_mp) != status::success) return 0;
+  return static_cast<std::int64_t>(per_mp) * dev.multiprocessors;
+}
+
+}  // namespace fp8q::detail::gpu
