@@ -3,8 +3,8 @@
 // colwise families share it; the cluster family shares the quad encoder and the store).
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "fp8q/detail/gpu/units.hpp"
