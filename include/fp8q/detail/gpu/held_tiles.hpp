@@ -5,6 +5,7 @@
 // (col_hold.hpp, row_band.hpp) supply what a tile is and how it is copied, counted and cast.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "fp8q/detail/gpu/problem.hpp"
@@ -74,6 +75,23 @@ __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items,
     cur = nxt;
   }
 }
+
+// The held-tile families' workspace, zeroed before the launch: `words` amax words, then one
+// counter per strip and the ticket counter.
+struct held_workspace {
+  std::size_t amax_bytes = 0;
+  std::size_t counter_bytes = 0;
+  held_workspace(std::int64_t words, std::int64_t strips)
+      : amax_bytes(round_up_256(static_cast<std::size_t>(words) * 4)),
+        counter_bytes(static_cast<std::size_t>(strips + 1) * 4) {}
+  std::size_t bytes() const { return amax_bytes + round_up_256(counter_bytes); }
+  std::size_t zeroed() const { return amax_bytes + counter_bytes; }
+  std::uint32_t* amax(void* ws) const { return static_cast<std::uint32_t*>(ws); }  // [words]
+  std::uint32_t* done(void* ws) const {  // [strips]
+    return reinterpret_cast<std::uint32_t*>(static_cast<char*>(ws) + amax_bytes);
+  }
+  std::uint32_t* tickets(void* ws) const { return done(ws) + (counter_bytes / 4 - 1); }  // [1]
+};
 
 /// Blocks of Kernel (threads each) the device holds at once; 0 where the query fails.
 template <auto Kernel>

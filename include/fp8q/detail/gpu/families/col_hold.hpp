@@ -126,25 +126,14 @@ struct col_hold {
   static constexpr bool threads_ok = R.threads % 64 == 0;
   struct plan {};
 
-  // The workspace: the columns' amax words, then one counter per strip and the ticket counter,
-  // all zeroed before the launch.
-  struct layout_of {
-    strip_plan plan{};
-    std::size_t amax_bytes = 0;
-    std::size_t counter_bytes = 0;
-    explicit layout_of(const matrix_view<const In>& in) {
-      plan.chunks = (in.rows + rt_rows - 1) / rt_rows;
-      plan.strips = (in.cols + rt_units * U - 1) / (rt_units * U);
-      plan.items = in.batch * plan.strips * plan.chunks;
-      amax_bytes = round_up_256(static_cast<std::size_t>(in.batch * in.cols) * 4);
-      counter_bytes = static_cast<std::size_t>(in.batch * plan.strips + 1) * 4;
-    }
-    std::size_t bytes() const { return amax_bytes + round_up_256(counter_bytes); }
-    std::uint32_t* amax(void* ws) const { return static_cast<std::uint32_t*>(ws); }
-    std::uint32_t* done(void* ws) const {
-      return reinterpret_cast<std::uint32_t*>(static_cast<char*>(ws) + amax_bytes);
-    }
-    std::uint32_t* tickets(void* ws) const { return done(ws) + (counter_bytes / 4 - 1); }
+  // The workspace: the columns' amax words, one counter per strip and the ticket counter.
+  struct layout_of : held_workspace {
+    strip_plan plan;
+    explicit layout_of(const matrix_view<const In>& in)
+        : held_workspace(in.batch * in.cols, in.batch * strips(in)),
+          plan{chunks(in), strips(in), in.batch * strips(in) * chunks(in)} {}
+    static std::int64_t chunks(const matrix_view<const In>& in) { return (in.rows + rt_rows - 1) / rt_rows; }
+    static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
   };
 
   template <bool Staged>
@@ -184,7 +173,7 @@ struct col_hold {
  private:
   static status run(const problem<S, In>& p, void* workspace, gpu_stream stream) {
     const layout_of l(p.in);
-    status st = backend::memset_async(workspace, 0, l.amax_bytes + l.counter_bytes, stream);
+    status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
     if (st != status::success) return st;
     auto go = [&](auto stg) {
       constexpr auto kernel = kernel_of<decltype(stg)::value>::value;

@@ -120,25 +120,14 @@ struct row_band {
   static constexpr int U = unit_elems<In>;
   struct plan {};
 
-  // The workspace: the rows' amax words, then one counter per band and the ticket counter, all
-  // zeroed before the launch.
-  struct layout_of {
-    band_plan plan{};
-    std::size_t amax_bytes = 0;
-    std::size_t counter_bytes = 0;
-    explicit layout_of(const matrix_view<const In>& in) {
-      plan.strips = (in.cols + rt_units * U - 1) / (rt_units * U);
-      plan.bands = (in.rows + rt_rows - 1) / rt_rows;
-      plan.items = in.batch * plan.bands * plan.strips;
-      amax_bytes = round_up_256(static_cast<std::size_t>(in.batch * in.rows) * 4);
-      counter_bytes = static_cast<std::size_t>(in.batch * plan.bands + 1) * 4;
-    }
-    std::size_t bytes() const { return amax_bytes + round_up_256(counter_bytes); }
-    std::uint32_t* amax(void* ws) const { return static_cast<std::uint32_t*>(ws); }
-    std::uint32_t* done(void* ws) const {
-      return reinterpret_cast<std::uint32_t*>(static_cast<char*>(ws) + amax_bytes);
-    }
-    std::uint32_t* tickets(void* ws) const { return done(ws) + (counter_bytes / 4 - 1); }
+  // The workspace: the rows' amax words, one counter per band and the ticket counter.
+  struct layout_of : held_workspace {
+    band_plan plan;
+    explicit layout_of(const matrix_view<const In>& in)
+        : held_workspace(in.batch * in.rows, in.batch * bands(in)),
+          plan{strips(in), bands(in), in.batch * bands(in) * strips(in)} {}
+    static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
+    static std::int64_t bands(const matrix_view<const In>& in) { return (in.rows + rt_rows - 1) / rt_rows; }
   };
 
   static bool accepts(const problem<S, In>& p, plan*) {
@@ -156,7 +145,7 @@ struct row_band {
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
     const layout_of l(p.in);
-    status st = backend::memset_async(workspace, 0, l.amax_bytes + l.counter_bytes, stream);
+    status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
     if (st != status::success) return st;
     // a persistent grid: tiles are taken by ticket, so more blocks than the device holds would
     // only wait for a slot
