@@ -352,6 +352,13 @@ void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
       {{1, 70, 2112, 24, 4, 1, row}, fused},
       {{1, 70, 2112, 24, 4, 16, row}, fused},
       {{1, 70, 2112, 24, 4, 16, row, 0, 1}, block},
+      // blocks sized to the row (group_row_fused::block_threads): 2048 units at 5 per thread
+      // take 13 waves, whose last leaves a whole wave's item past the row; 2080 units (the
+      // benchmark's 16640 columns) take 13 waves of exactly 5; 7500 units are longer than the
+      // registers hold at the largest fit (the rest re-read)
+      {{1, 40, 16384, 16, 0, 1, row}, fused},
+      {{1, 300, 16640, 64, 0, 1, row}, fused},
+      {{1, 5, 60000, 16, 0, 1, row}, fused},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
   for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);

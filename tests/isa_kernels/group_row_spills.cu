@@ -1,5 +1,5 @@
-// group_row_fused's register fits that per-group rowwise takes at the default 512 threads on
-// sm_90 for bf16 rows of up to 20480 columns (2, 4 and 5 units per thread; the benchmark's 16640
+// group_row_fused's register fits that per-group rowwise takes at the default 448 threads on
+// sm_90 for bf16 rows of up to 17920 columns (2, 4 and 5 units per thread; the benchmark's 16640
 // columns take 5), with power-of-2 scales and with stored scale and inverse: ptxas must not spill
 // in any of them. A change that made every fit spill (c2bc642, reverted) cost per-group rowwise
 // 27% of its speed with its bytes unchanged (docs/benchmarks/h200-2026-12-02-2017.md), which no
@@ -17,7 +17,7 @@ constexpr spec both{.out = format::e4m3fn, .granularity = granularity::group_row
 template <spec S, int Items>
 void* fit() {
   using family = group_row_fused<S, tuning{}, bf16>;
-  static_assert(family::R.threads == 512, "the CUDA default this check is about");
+  static_assert(family::R.threads == 448, "the CUDA default this check is about");
   return reinterpret_cast<void*>(&group_row_fused_kernel<spec_c<S>, tuning_c<family::R>, bf16, Items>);
 }
 

@@ -260,26 +260,6 @@ __device__ inline unsigned wave_max(unsigned v) {
 #endif
 }
 
-/// Whether lanes_key_max is a hardware match and reduction (sm_80+); elsewhere a family keeps
-/// its own segmented scan.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-inline constexpr bool has_lanes_key_max = true;
-#else
-inline constexpr bool has_lanes_key_max = false;
-#endif
-
-/// Max of v over the lanes of the warp whose key equals this lane's (every lane calls it, every
-/// lane gets its key's maximum): match.any then redux.sync over the matching lanes. Only where
-/// has_lanes_key_max (elsewhere it returns v).
-__device__ inline unsigned lanes_key_max(unsigned v, unsigned key) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  return __reduce_max_sync(__match_any_sync(0xffffffffu, key), v);
-#else
-  (void)key;
-  return v;
-#endif
-}
-
 /// Lane shuffles of 64-bit values over a whole warp (every lane calls them): from lane - delta
 /// (a lane below delta keeps its own), from lane ^ mask, from lane src.
 __device__ inline long long wave_shfl_up(long long v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }

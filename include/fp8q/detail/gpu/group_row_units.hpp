@@ -44,13 +44,14 @@ __device__ inline int group_of_column(const std::int32_t* end, int G, int c) {
   return lo;
 }
 
-/// Inclusive scan of a[0, n) under op by the whole block (Hillis-Steele, b[0, n) as the other
-/// buffer); a is complete (after a barrier) on entry, the result (a or b) on return.
-template <int Threads, class Op>
-__device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, Op op) {
+/// Inclusive scan of a[0, n) under op by the whole block of `threads` threads (Hillis-Steele,
+/// b[0, n) as the other buffer); a is complete (after a barrier) on entry, the result (a or b)
+/// on return.
+template <class Op>
+__device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, int threads, Op op) {
   const int tid = static_cast<int>(threadIdx.x);
   for (int off = 1; off < n; off <<= 1) {
-    for (int g = tid; g < n; g += Threads) b[g] = g >= off ? op(a[g - off], a[g]) : a[g];
+    for (int g = tid; g < n; g += threads) b[g] = g >= off ? op(a[g - off], a[g]) : a[g];
     backend::block_sync();
     std::int32_t* t = a;
     a = b;
@@ -129,22 +130,17 @@ __device__ inline int group_shift(const group_row_shared& s, int g, bool padded)
 
 /// v maxed over the lanes of the wave whose units start in this lane's group (every lane of the
 /// wave calls it): one wave-wide max where the wave holds one group (`uniform`, the same in every
-/// lane), else a hardware match and reduction where the backend has it (every lane gets its
-/// group's max), else a segmented scan (the last lane of each run gets it; run_end marks it).
+/// lane), else a segmented scan over lane shuffles (the last lane of each run gets its group's
+/// max; run_end marks it). On sm_90 the scan measured as fast as match.any + redux.sync at
+/// G = 16 and 64 and 10% faster at G = 256, where the reduction's lane masks differ across the
+/// wave and the compiler serialises it (docs/design.md, "Per-group rowwise in one read").
 __device__ inline std::uint32_t wave_group_max(std::uint32_t v, std::uint32_t place, int wave) {
-  if (place & unit_place::uniform) {
-    (void)wave;
-    return backend::wave_max(v);
-  } else if constexpr (backend::has_lanes_key_max) {
-    (void)wave;
-    return backend::lanes_key_max(v, static_cast<std::uint32_t>(unit_place::group(place)));
-  } else {
-    for (int k = 0; (1 << k) < wave; ++k) {
-      const std::uint32_t w = backend::lanes_up(v, 1 << k);
-      if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
-    }
-    return v;
+  if (place & unit_place::uniform) return backend::wave_max(v);
+  for (int k = 0; (1 << k) < wave; ++k) {
+    const std::uint32_t w = backend::lanes_up(v, 1 << k);
+    if ((place >> (unit_place::steps_shift + k)) & 1u) v = v > w ? v : w;
   }
+  return v;
 }
 
 /// The 16-bit lanes of a unit of 2-byte elements below element `split` (0 .. 8), as masks of
@@ -180,7 +176,7 @@ template <class In, int U>
 /// Fold one unit (first column c0) into its groups' maxima across the wave (every lane of the
 /// wave calls this together), then one shared atomic per run of lanes of one group: a uniform
 /// wave takes one wave-wide max; otherwise the lanes of a group are matched and reduced in
-/// hardware where the backend can (has_lanes_key_max), else by a segmented scan across the wave.
+/// a segmented scan across the wave.
 /// 2-byte inputs take the maxima of their 16-bit magnitudes, two per instruction.
 template <class In, int U>
 [[gnu::noinline]] __device__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,

@@ -188,14 +188,6 @@ __device__ inline unsigned lanes_max(unsigned v) {
 /// instruction on CDNA).
 __device__ inline unsigned wave_max(unsigned v) { return lanes_max<1>(v); }
 
-/// No match-and-reduce instruction here: a family keeps its own segmented scan.
-inline constexpr bool has_lanes_key_max = false;
-/// Never called where has_lanes_key_max is false (returns v: the same signature on every backend).
-__device__ inline unsigned lanes_key_max(unsigned v, unsigned key) {
-  (void)key;
-  return v;
-}
-
 /// Lane shuffles of 64-bit values over a whole wave (every lane calls them): from lane - delta
 /// (a lane below delta keeps its own), from lane ^ mask, from lane src.
 __device__ inline long long wave_shfl_up(long long v, int delta) { return __shfl_up(v, static_cast<unsigned>(delta)); }

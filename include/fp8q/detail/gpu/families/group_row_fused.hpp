@@ -6,14 +6,17 @@
 //     of the groups where the output is padded, then serves rows in turn;
 //   - each thread keeps the same units of every row (16-byte vectors; unit tid + i * threads),
 //     so the group of each unit, where it straddles a boundary, and its place in its group's
-//     run of lanes are worked out once per block and kept in one register per unit;
+//     run of lanes are worked out once per block and kept in one register per unit; the block
+//     is sized so that every wave holds Items units of the row or one fewer (no wave waits at
+//     the barriers for another's extra unit), and the block's next row is copied into shared
+//     memory while this one is processed (staged fits);
 //   - per row: the first Items * threads units stay in registers (longer rows re-read the rest
 //     from L2). A wave whose every unit lies in at most two groups (one boundary, empty groups
 //     at it included) with its first part on the output's unit grid takes the lean path, chosen
 //     once per wave: the unit's 16-bit magnitudes maxed two at a time, the part past a boundary
 //     sent to its group by one atomic of that lane, then the lanes of each group reduced
-//     together (one redux.sync for a one-group wave, match.any + redux.sync otherwise on
-//     sm_80+, a segmented scan across the wave elsewhere) and one shared-memory atomic max per
+//     together (one wave-wide max for a one-group wave, a segmented scan over lane shuffles
+//     otherwise) and one shared-memory atomic max per
 //     run; the rest (units across several boundaries, columns past the last end, padded groups
 //     off the unit grid) goes out of line, element by element where it must;
 //   - a barrier, one thread per group turns its maximum into the scale (and stores it) and
@@ -36,14 +39,16 @@
 namespace fp8q::detail::gpu {
 
 /// Blocks per multiprocessor that group_row_fused_kernel declares for a fit of Items units per
-/// thread: the most at which ptxas (CUDA 13, sm_90) spills at most a few words: 512 threads, 64
-/// registers up to 5 units; 256 threads, 80 registers up to 9; larger fits keep one block (up to
-/// 128 registers at 512 threads). Occupancy is what this kernel's speed follows (each block takes
-/// its rows one after another, two barriers each): docs/design.md, "Per-group rowwise in one read".
-/// Where __launch_bounds__ does not count blocks (HIP), the kernel declares one wave per SIMD, as
-/// before: no floor was measured there, and a higher one spills (clang-19, gfx942).
+/// thread at blocks of up to `threads` threads: the most at which ptxas (CUDA 13, sm_90) spills at
+/// most a few words. Up to 5 units, two blocks of 257 to 512 threads (72 registers at the
+/// default 448, 64 at 512); 256 threads or fewer, three blocks, 80 registers, up to 9 units;
+/// larger fits keep one block (up to 128 registers). Occupancy is what this kernel's speed
+/// follows (each block takes its rows one after another, two barriers each): docs/design.md,
+/// "Per-group rowwise in one read". Where __launch_bounds__ does not count blocks (HIP), the
+/// kernel declares one wave per SIMD, as before: no floor was measured there, and a higher one
+/// spills (clang-19, gfx942).
 constexpr int group_row_fused_min_blocks(int threads, int items) {
-  return threads >= 512 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
+  return threads > 256 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
 }
 
 /// Whether the fit of Items units per thread stages the block's next row in shared memory (a
@@ -70,29 +75,70 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
                            std::uint32_t* error_word, std::uint64_t seed) {
   constexpr spec S = SC::value;
   constexpr tuning T = TC::value;
-  constexpr int threads = T.threads;
   constexpr int U = unit_elems<In>;
+  // The block holds T.threads threads or fewer: the host sizes it so that every wave keeps
+  // Items units of the row, or one fewer (group_row_fused::block_threads).
+  const int threads = static_cast<int>(blockDim.x);
   // dynamic shared memory: the groups, then (staged) [Items][threads] 16-byte units of the next row
   extern __shared__ u32x4 dyn[];
   group_row_shared& s = *reinterpret_cast<group_row_shared*>(dyn);
-  constexpr bool staged = group_row_fused_staged(threads, Items);
+  constexpr bool staged = group_row_fused_staged(T.threads, Items);
   u32x4* slots = dyn + sizeof(group_row_shared) / sizeof(u32x4);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = backend::wave_size();
   const int lane = tid % wave;
   const std::int64_t M = in.rows;
-  const std::int64_t total = in.batch * M;
   const int N = static_cast<int>(in.cols);
   const int G = static_cast<int>(gs.count);
   const int units = N / U;
   const bool padded = gs.align > 1;
   const int align = padded ? static_cast<int>(gs.align) : 1;
+  const std::int64_t stride = gridDim.x;
+  // Items of this thread's wave that hold units of the row (a prefix: the block's last item may
+  // lie past the row's last unit for whole waves, which then skip it).
+  const int wave_items = (units - (tid - lane) + threads - 1) / threads;
 
-  // The first row's loads go out before the setup, which hides behind them.
-  std::int64_t row = blockIdx.x;
+  // The block's rows are blockIdx.x + k * gridDim.x, as (batch item b, row r), stepped on
+  // without a 64-bit division (some 40 instructions) where the grid is smaller than a batch item.
+  struct row_at {
+    std::int64_t b, r;
+  };
+  auto step = [&](row_at p) -> row_at {
+    p.r += stride;
+    if (p.r >= M) {
+      if (stride < M) {
+        p.r -= M;
+        ++p.b;
+      } else {
+        const std::int64_t n = p.b * M + p.r;
+        p.b = n / M;
+        p.r = n % M;
+      }
+    }
+    return p;
+  };
+  auto row_src = [&](row_at p) { return in.data + in.offset(p.b, p.r, 0); };  // [cols] In
+  // The next row's units to this thread's slots (staged fits): each thread copies and later
+  // reads only its own slots, so no barrier orders them.
+  auto stage = [&](row_at p) {
+    if (p.b < in.batch) {
+      const In* src = row_src(p);  // [cols] In
+#pragma unroll
+      for (int i = 0; i < Items; ++i) {
+        const int u = tid + i * threads;
+        if (u < units) backend::async_copy16(&slots[i * threads + tid], src + u * U, 16);
+      }
+    }
+    backend::async_commit();
+  };
+
+  // The first row's loads go out before the setup, which hides behind them, and so does the
+  // copy of the second row where the fit is staged.
+  row_at at{blockIdx.x / M, blockIdx.x % M};
   unit_raw<In, U> keep[Items];
-  if (row < total) load_units<In, U, Items>(in.data + in.offset(row / M, row % M, 0), tid, threads, units, keep);
+  if (at.b < in.batch) load_units<In, U, Items>(row_src(at), tid, threads, units, keep);
+  if constexpr (staged) stage(step(at));
 
   // Setup: clamped ends c_g = min(max(0, ends[0..g]), N) (device_groups.hpp's clamp, as a
   // prefix max), then the padded starts P_g (an exclusive prefix sum of the rounded sizes).
@@ -101,7 +147,7 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     auto* scratch_b = reinterpret_cast<std::int32_t*>(s.cast);
     for (int g = tid; g < G; g += threads) s.end[g] = gs.ends[g] > 0 ? gs.ends[g] : 0;
     backend::block_sync();
-    const std::int32_t* c = block_scan<threads>(s.end, scratch_a, G, [](std::int32_t x, std::int32_t y) {
+    const std::int32_t* c = block_scan(s.end, scratch_a, G, threads, [](std::int32_t x, std::int32_t y) {
       return x > y ? x : y;
     });
     for (int g = tid; g < G; g += threads) s.end[g] = c[g] < N ? c[g] : N;
@@ -110,7 +156,7 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     if (padded) {
       for (int g = tid; g < G; g += threads) scratch_b[g] = rounded(g);
       backend::block_sync();
-      const std::int32_t* p = block_scan<threads>(scratch_b, scratch_a, G, [](std::int32_t x, std::int32_t y) {
+      const std::int32_t* p = block_scan(scratch_b, scratch_a, G, threads, [](std::int32_t x, std::int32_t y) {
         return x + y;
       });
       for (int g = tid; g < G; g += threads) s.out_begin[g] = p[g] - rounded(g);
@@ -135,15 +181,16 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
   const int tail_col = units * U + tid;  // the last N % U elements, one per thread
   const int tail_group = tail_col < N ? group_of_column(s.end, G, tail_col) : G;
 
-  while (row < total) {
-    const std::int64_t b = row / M;
-    const std::int64_t r = row % M;
-    const In* src = in.data + in.offset(b, r, 0);                                          // [cols] In
-    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols'] FP8
-    const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
+  while (at.b < in.batch) {
+    const std::int64_t b = at.b;
+    const std::int64_t r = at.r;
+    const In* src = in.data + in.offset(b, r, 0);  // [cols] In
 
+    // A wave whose units all lie past the row's last unit does nothing (the block's last item,
+    // where threads * Items exceeds the units).
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
+      if (i >= wave_items) continue;
       if (place[i] & unit_place::fast) fold_fast<In, U>(s, G, keep[i], place[i], wave);  // the same in every lane of the wave
       else fold_unit<In, U>(s, G, keep[i], place[i], (tid + i * threads) * U, wave);
     }
@@ -154,20 +201,6 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
       fold_unit<In, U>(s, G, raw, pl, u * U, wave);
     }
     if (tail_group < G) backend::shared_max(&s.amax[tail_group], abs_bits(load_one(src + tail_col)));
-    const std::int64_t next = row + gridDim.x;
-    const In* next_src = next < total ? in.data + in.offset(next / M, next % M, 0) : nullptr;  // [cols] In
-    if constexpr (staged) {
-      // The next row's units go to this thread's slots now, the fold above having read this
-      // row's out of them; they are in flight through the barriers, the scales and the cast.
-      if (next_src != nullptr) {
-#pragma unroll
-        for (int i = 0; i < Items; ++i) {
-          const int u = tid + i * threads;
-          if (u < units) backend::async_copy16(&slots[i * threads + tid], next_src + u * U, 16);
-        }
-        backend::async_commit();
-      }
-    }
     backend::block_sync();
 
     for (int g = tid; g < G; g += threads) {
@@ -179,12 +212,17 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
       if (s.end[g] > group_begin(s, g)) write_scales<S>(out, b, g, r, sc);  // an empty group has no scale
     }
     backend::block_sync();
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));  // [cols'] FP8
+    const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
+    const row_at next_at = step(at);
+    const In* next_src = next_at.b < in.batch ? row_src(next_at) : nullptr;  // [cols] In
 
     // Unstaged, each unit's register is refilled from the next row as soon as it is cast, so
     // loads stay in flight through this row's stores and the next row's barriers.
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int u = tid + i * threads;
+      if (i >= wave_items) continue;
       if (place[i] & unit_place::fast) cast_fast<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
       else cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
       if (!staged && next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
@@ -207,16 +245,23 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     }
     // the scales of this row are read above; the next row's are written after its first barrier
     if constexpr (staged) {
-      if (next_src != nullptr) {  // this thread's own copies: no barrier needed
+      if (next_src != nullptr) {
         backend::async_wait<0>();
 #pragma unroll
         for (int i = 0; i < Items; ++i)
           if (tid + i * threads < units) keep[i] = slots[i * threads + tid];
+        // The row after next goes to the same slots at once, so that it is in flight through
+        // the whole of the next row (issued after the next row's fold instead, up to 9% slower:
+        // docs/design.md, "Per-group rowwise: what a profile showed"). The slots' reads above
+        // precede the copies in this thread's program order, and the copies are waited for
+        // before the slots are read again.
+        stage(step(next_at));
       }
     }
 
-    row = next;
+    at = next_at;
   }
+  if constexpr (staged) backend::async_wait<0>();
 }
 
 /// Lines of a view start on `bytes`-byte boundaries (base, leading dimension, batch stride).
@@ -227,21 +272,22 @@ bool lines_aligned_to(const matrix_view<T>& v, std::int64_t bytes) {
          (v.ld * e) % bytes == 0 && (v.batch == 1 || (v.batch_stride * e) % bytes == 0);
 }
 
-// 512 threads on CUDA, 256 on HIP, unless the tuning says otherwise (default_threads; docs/design.md,
-// "Per-group rowwise in one read"); Items (units per thread kept in
-// registers) fitted to the row: 2, 4, 5 (a 16640-column bf16 row at 512 threads: 2080 units),
-// 6, 8, 9 (the same row at 256 threads), 12, 16 (spare registers cost occupancy, as for
-// row_wave).
+// Up to 448 threads on CUDA, 256 on HIP, unless the tuning says otherwise (default_threads;
+// docs/design.md, "Per-group rowwise in one read"); Items (units per thread kept in registers)
+// fitted to the row at that many threads: 2, 4, 5 (a 16640-column bf16 row: 2080 units, in a
+// block of 416), 6, 8, 9 (the same row at 256 threads), 12, 16 (spare registers cost
+// occupancy, as for row_wave); the block then sized to the row (block_threads).
 template <spec S, tuning T, class In>
 struct group_row_fused {
   static constexpr gpu_path name = gpu_path::group_row_fused;
   static constexpr bool opt_in = false;
   static constexpr bool device_dependent = false;
-  // 512 threads where __launch_bounds__ counts blocks (CUDA: two blocks of 16 warps per
-  // multiprocessor at the 5-unit fit, H200); elsewhere (HIP) 256, as before: a 512-thread block
-  // holds a gfx942 thread to 256 VGPRs and the fits from 6 units on spilled there (clang-19),
-  // while at 256 threads nothing spills up to 12 units.
-  static constexpr int default_threads = backend::launch_bounds_counts_blocks ? 512 : 256;
+  // 448 threads where __launch_bounds__ counts blocks (CUDA: two blocks of up to 14 warps per
+  // multiprocessor at the 5-unit fit, 72 registers, H200; at 512 threads, 64 registers, the
+  // kernel spilled once its blocks were sized to the row); elsewhere (HIP) 256, as before: a
+  // 512-thread block holds a gfx942 thread to 256 VGPRs and the fits from 6 units on spilled
+  // there (clang-19), while at 256 threads nothing spills up to 12 units.
+  static constexpr int default_threads = backend::launch_bounds_counts_blocks ? 448 : 256;
   // The path names the family, not its code: a forced call and the walk share the kernels.
   static constexpr tuning R = [] {
     tuning t = T.threads == 0 ? with_threads(resolve_tuning(T, S, {}), default_threads) : resolve_tuning(T, S, {});
@@ -258,10 +304,21 @@ struct group_row_fused {
       if (per_thread <= items) return items;
     return 16;
   }
-  /// Dynamic shared memory of a launch of the fit: the groups, and the staged row.
-  static int shared_bytes(int items) {
+  /// The block for a fit of `items` units per thread: the fewest whole waves that hold the
+  /// row's units at `items` each, at most R.threads. Every wave then holds items or items - 1
+  /// units of each row (at R.threads, a 16640-column bf16 row of 2080 units left 15 of 16 waves
+  /// a unit short of the first, whom they waited for at each barrier: 0.57 of copy at G = 16,
+  /// 0.76 with 416 threads; docs/design.md, "Per-group rowwise in one read").
+  static int block_threads(std::int64_t cols, int items, int wave) {
+    const std::int64_t waves_of_units = (cols / U + wave - 1) / wave;
+    const std::int64_t t = (waves_of_units + items - 1) / items * wave;
+    return static_cast<int>(t < wave ? wave : t > R.threads ? R.threads : t);
+  }
+  /// Dynamic shared memory of a launch of the fit with `threads` threads: the groups, and the
+  /// staged row.
+  static int shared_bytes(int items, int threads = R.threads) {
     return static_cast<int>(sizeof(group_row_shared)) +
-           (group_row_fused_staged(R.threads, items) ? items * R.threads * static_cast<int>(sizeof(u32x4)) : 0);
+           (group_row_fused_staged(R.threads, items) ? items * threads * static_cast<int>(sizeof(u32x4)) : 0);
   }
 
   static bool accepts(const problem<S, In>& p, plan*) {
@@ -285,12 +342,13 @@ struct group_row_fused {
       // shared memory (at most 68 KiB a block) keeps as many resident on sm_90 (228 KiB); where a
       // multiprocessor holds less, the blocks that do not fit start as others finish (the same
       // bytes, later).
+      const int threads = block_threads(p.in.cols, decltype(items)::value, p.dev->wave_size);
       int per_mp = 0;
-      if (const status st = backend::resident_blocks<kernel>(*p.dev, R.threads, &per_mp); st != status::success)
+      if (const status st = backend::resident_blocks<kernel>(*p.dev, threads, &per_mp); st != status::success)
         return st;
       const std::int64_t resident = static_cast<std::int64_t>(per_mp > 0 ? per_mp : 1) * p.dev->multiprocessors;
       const unsigned grid = static_cast<unsigned>(rows < resident ? rows : resident);
-      return backend::launch_shared<kernel>(*p.dev, dim3(grid), R.threads, shared_bytes(decltype(items)::value),
+      return backend::launch_shared<kernel>(*p.dev, dim3(grid), threads, shared_bytes(decltype(items)::value, threads),
                                             stream, p.in, p.out, p.groups, p.error_word, p.seed);
     };
     switch (fit(p.in.cols)) {
