@@ -131,9 +131,10 @@ __device__ inline int group_shift(const group_row_shared& s, int g, bool padded)
 /// v maxed over the lanes of the wave whose units start in this lane's group (every lane of the
 /// wave calls it): one wave-wide max where the wave holds one group (`uniform`, the same in every
 /// lane), else a segmented scan over lane shuffles (the last lane of each run gets its group's
-/// max; run_end marks it). On sm_90 the scan measured as fast as match.any + redux.sync at
+/// max; run_end marks it). On sm_90 the scan measured within 2% of match.any + redux.sync at
 /// G = 16 and 64 and 10% faster at G = 256, where the reduction's lane masks differ across the
-/// wave and the compiler serialises it (docs/design.md, "Per-group rowwise in one read").
+/// wave and the compiler serialises it (docs/design.md, "Per-group rowwise: what a profile
+/// showed").
 __device__ inline std::uint32_t wave_group_max(std::uint32_t v, std::uint32_t place, int wave) {
   if (place & unit_place::uniform) return backend::wave_max(v);
   for (int k = 0; (1 << k) < wave; ++k) {
@@ -175,8 +176,8 @@ template <class In, int U>
 
 /// Fold one unit (first column c0) into its groups' maxima across the wave (every lane of the
 /// wave calls this together), then one shared atomic per run of lanes of one group: a uniform
-/// wave takes one wave-wide max; otherwise the lanes of a group are matched and reduced in
-/// a segmented scan across the wave.
+/// wave takes one wave-wide max; otherwise the lanes of a group are reduced by a segmented scan
+/// across the wave.
 /// 2-byte inputs take the maxima of their 16-bit magnitudes, two per instruction.
 template <class In, int U>
 [[gnu::noinline]] __device__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
