@@ -273,7 +273,7 @@ bool lines_aligned_to(const matrix_view<T>& v, std::int64_t bytes) {
 }
 
 // Up to 448 threads on CUDA, 256 on HIP, unless the tuning says otherwise (default_threads;
-// docs/design.md, "Per-group rowwise in one read"); Items (units per thread kept in registers)
+// docs/design.md, "Per-group rowwise: what a profile showed"); Items (units per thread kept in registers)
 // fitted to the row at that many threads: 2, 4, 5 (a 16640-column bf16 row: 2080 units, in a
 // block of 416), 6, 8, 9 (the same row at 256 threads), 12, 16 (spare registers cost
 // occupancy, as for row_wave); the block then sized to the row (block_threads).
@@ -306,9 +306,10 @@ struct group_row_fused {
   }
   /// The block for a fit of `items` units per thread: the fewest whole waves that hold the
   /// row's units at `items` each, at most R.threads. Every wave then holds items or items - 1
-  /// units of each row (at R.threads, a 16640-column bf16 row of 2080 units left 15 of 16 waves
-  /// a unit short of the first, whom they waited for at each barrier: 0.57 of copy at G = 16,
-  /// 0.76 with 416 threads; docs/design.md, "Per-group rowwise in one read").
+  /// units of each row (at 512 threads, a 16640-column bf16 row of 2080 units left 15 of 16
+  /// waves a unit short of the first, whom they waited for at each barrier). It mattered for the
+  /// lean-path copy (0.65 -> 0.76 of copy at G = 16) more than for this kernel, which its
+  /// out-of-line call sites hold (docs/design.md, "Per-group rowwise: what a profile showed").
   static int block_threads(std::int64_t cols, int items, int wave) {
     const std::int64_t waves_of_units = (cols / U + wave - 1) / wave;
     const std::int64_t t = (waves_of_units + items - 1) / items * wave;
