@@ -69,11 +69,13 @@ __device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, int
 /// whether its lane ends its group's run in the wave; for each scan step k whether the lane
 /// 2^k below holds a unit of the same group; whether every lane of the wave holds a whole
 /// unit of this one group (`uniform`: one wave-wide max, no scan); and whether every lane of
-/// the wave holds a unit of at most two groups below G whose first part lands on the unit grid
-/// of the output (`fast`: the kernel's lean path, chosen for the whole wave at once; the rest,
-/// rare, goes out of line).
+/// the wave holds a unit of at most two groups below G (`fast`: the kernel's lean path, chosen
+/// for the whole wave at once; the rest, rare, takes the general path after the lean loops; the
+/// cast also sends there whole units of a padded group off the output's unit grid).
 struct unit_place {
-  static constexpr std::uint32_t group_mask = 0xffffu;
+  static constexpr std::uint32_t group_mask = 0xfffu;   // up to G + 1
+  static_assert(group_row_fused_max_groups + 1 <= group_mask);
+  static constexpr std::uint32_t fast_cast = 1u << 12; // set by the kernel: fast, and no whole unit off the output's unit grid
   static constexpr int split_shift = 16;               // 3 bits
   static constexpr std::uint32_t many = 1u << 19;      // more than one boundary, or an empty group at it
   static constexpr std::uint32_t run_end = 1u << 20;
@@ -110,7 +112,7 @@ struct unit_place {
     const std::uint32_t key = whole ? static_cast<std::uint32_t>(g) : 0x10000u + static_cast<std::uint32_t>(lane);
     if (backend::lanes_max<1>(key) == ~backend::lanes_max<1>(~key)) w |= uniform;
     // fast: no lane of the wave fails (a max over the wave of a 0/1 flag)
-    const bool lean = g < G && !(w & many) && (s.cast[g].shift % U) == 0;
+    const bool lean = g < G && !(w & many);
     if (backend::lanes_max<1>(lean ? 0u : 1u) == 0u) w |= fast;
     return w;
   }
@@ -180,7 +182,7 @@ template <class In, int U>
 /// across the wave.
 /// 2-byte inputs take the maxima of their 16-bit magnitudes, two per instruction.
 template <class In, int U>
-[[gnu::noinline]] __device__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
+__device__ inline void fold_unit_inline(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
                                        int c0, int wave) {
   constexpr bool packed = sizeof(In) == 2 && U == unit_elems<In>;
   const int g = unit_place::group(place);
@@ -214,6 +216,14 @@ template <class In, int U>
   }
   v = wave_group_max(v, place, wave);
   if ((place & unit_place::run_end) && g < G) backend::shared_max(&s.amax[g], v);
+}
+
+/// fold_unit_inline out of line: the call site of the largest fit's loop over the rest of a long
+/// row.
+template <class In, int U>
+[[gnu::noinline]] __device__ void fold_unit(group_row_shared& s, int G, unit_raw<In, U> raw, std::uint32_t place,
+                                       int c0, int wave) {
+  fold_unit_inline<In, U>(s, G, raw, place, c0, wave);
 }
 
 /// Byte k of little-endian words w.
@@ -264,7 +274,7 @@ template <spec S, class In, int U>
 /// by byte only where a padded output moves a group off the unit grid or the unit ends the last
 /// group. dst: [cols'] FP8 bytes of the row (U-byte aligned).
 template <spec S, tuning T, class In, int U>
-[[gnu::noinline]] __device__ void cast_grouped_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+__device__ inline void cast_grouped_unit_inline(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
                                                std::uint32_t place, int c0, std::uint8_t* dst,
                                                std::uint64_t seed, std::uint64_t row_index) {
   constexpr int W = U / 4;
@@ -305,6 +315,14 @@ template <spec S, tuning T, class In, int U>
     if (split == 0 || k < split) dst[at + k] = word_byte(w, k);
     else if (second) dst[at2 + k] = word_byte(w, k);
   }
+}
+
+/// cast_grouped_unit_inline out of line (as fold_unit).
+template <spec S, tuning T, class In, int U>
+[[gnu::noinline]] __device__ void cast_grouped_unit(const group_row_shared& s, int G, bool padded, unit_raw<In, U> raw,
+                                               std::uint32_t place, int c0, std::uint8_t* dst,
+                                               std::uint64_t seed, std::uint64_t row_index) {
+  cast_grouped_unit_inline<S, T, In, U>(s, G, padded, raw, place, c0, dst, seed, row_index);
 }
 
 /// fold_unit for a wave whose every unit is `fast` (unit_place): its part in g (all of it, or

@@ -10,20 +10,20 @@
 //     is sized so that every wave holds Items units of the row or one fewer (no wave waits at
 //     the barriers for another's extra unit), and the block's next row is copied into shared
 //     memory while this one is processed (staged fits);
-//   - per row: the first Items * threads units stay in registers (longer rows re-read the rest
-//     from L2). A wave whose every unit lies in at most two groups (one boundary, empty groups
-//     at it included) with its first part on the output's unit grid takes the lean path, chosen
-//     once per wave: the unit's 16-bit magnitudes maxed two at a time, the part past a boundary
-//     sent to its group by one atomic of that lane, then the lanes of each group reduced
-//     together (one wave-wide max for a one-group wave, a segmented scan over lane shuffles
-//     otherwise) and one shared-memory atomic max per
-//     run; the rest (units across several boundaries, columns past the last end, padded groups
-//     off the unit grid) goes out of line, element by element where it must;
+//   - per row: the first Items * threads units stay in registers (the largest fit's longer rows
+//     re-read the rest from L2). A wave whose every unit lies in at most two groups (one
+//     boundary, empty groups at it included) takes the lean path, chosen once per wave: the
+//     unit's 16-bit magnitudes maxed two at a time, the part past a boundary sent to its group
+//     by one atomic of that lane, then the lanes of each group reduced together (one wave-wide
+//     max for a one-group wave, a segmented scan over lane shuffles otherwise) and one
+//     shared-memory atomic max per run; the rest (units across several boundaries, columns past
+//     the last end) takes the general path after the unrolled lean loop, in a rolled loop of
+//     its own, element by element where it must;
 //   - a barrier, one thread per group turns its maximum into the scale (and stores it) and
 //     tells whether the in-range encoder applies, a barrier, then the cast from registers: each
 //     element times its group's scale, one encode per unit, one 8-byte (bf16/f16) or 4-byte
-//     (f32) store per unit, byte stores only where a padded output shifts a group off the unit
-//     grid or a unit of a padded output crosses a boundary.
+//     (f32) store per unit; the rare units and whole units of a padded group shifted off the
+//     output's unit grid (unaligned stores) after the lean loop, as in the fold.
 // G up to group_row_fused_max_groups; more groups, other layouts and unaligned lines take
 // group_rowwise (docs/design.md, "Per-group rowwise in one read").
 #pragma once
@@ -50,6 +50,10 @@ namespace fp8q::detail::gpu {
 constexpr int group_row_fused_min_blocks(int threads, int items) {
   return threads > 256 ? (items <= 5 ? 2 : 1) : (items <= 9 ? 3 : 1);
 }
+
+/// The largest fit (units per thread kept in registers): the only one whose rows may be longer
+/// than its registers hold.
+inline constexpr int group_row_fused_largest_fit = 16;
 
 /// Whether the fit of Items units per thread stages the block's next row in shared memory (a
 /// copy that runs while the row before is finished: backend::async_copy_overlaps) rather than
@@ -175,8 +179,43 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
   }
 
   std::uint32_t place[Items];
+  // This wave's items off the lean path, as bits (the same in every lane): of the fold (units in
+  // more than two groups, or past the last end) and of the cast (those, and whole units of a
+  // padded group off the output's unit grid, which take unaligned stores). The unrolled loops
+  // take only the lean path, the rare one comes after them in a rolled loop of its own: its
+  // out-of-line call sites inside those loops held the kernel about a fifth below the same loops
+  // without them, taken or not (docs/design.md, "Per-group rowwise: the rare units apart").
+  std::uint32_t rare_fold = 0;
+  std::uint32_t rare_cast = 0;
 #pragma unroll
-  for (int i = 0; i < Items; ++i) place[i] = unit_place::of<U>(s, G, tid + i * threads, units, lane, wave);
+  for (int i = 0; i < Items; ++i) {
+    place[i] = unit_place::of<U>(s, G, tid + i * threads, units, lane, wave);
+    const int g = unit_place::group(place[i]);
+    const bool off_grid = g < G && unit_place::split(place[i]) == 0 && s.cast[g].shift % U != 0;
+    const bool on_grid = backend::lanes_max<1>(off_grid ? 1u : 0u) == 0u;
+    if ((place[i] & unit_place::fast) && on_grid) place[i] |= unit_place::fast_cast;
+    if (i < wave_items && !(place[i] & unit_place::fast)) rare_fold |= 1u << i;
+    if (i < wave_items && !(place[i] & unit_place::fast_cast)) rare_cast |= 1u << i;
+  }
+  // f(unit, its registers, its place) for each item of `rare` in turn, every lane of the wave
+  // together: keep[] and place[] are rotated down by one item a step, Items steps, back to where
+  // they were (constant indices and no copy: with a run-time index clang-19 kept the arrays in
+  // scratch memory on gfx942, and a copy made ptxas spill).
+  auto each_rare = [&](std::uint32_t rare, auto&& f) {
+#pragma unroll 1
+    for (int i = 0; i < Items; ++i) {
+      if ((rare >> i) & 1u) f(tid + i * threads, keep[0], place[0]);
+      const std::uint32_t first = place[0];
+      const unit_raw<In, U> first_raw = keep[0];
+#pragma unroll
+      for (int j = 0; j + 1 < Items; ++j) {
+        place[j] = place[j + 1];
+        keep[j] = keep[j + 1];
+      }
+      place[Items - 1] = first;
+      keep[Items - 1] = first_raw;
+    }
+  };
 
   const int tail_col = units * U + tid;  // the last N % U elements, one per thread
   const int tail_group = tail_col < N ? group_of_column(s.end, G, tail_col) : G;
@@ -189,17 +228,21 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     // A wave whose units all lie past the row's last unit does nothing (the block's last item,
     // where threads * Items exceeds the units).
 #pragma unroll
-    for (int i = 0; i < Items; ++i) {
-      if (i >= wave_items) continue;
+    for (int i = 0; i < Items; ++i)
       if (place[i] & unit_place::fast) fold_fast<In, U>(s, G, keep[i], place[i], wave);  // the same in every lane of the wave
-      else fold_unit<In, U>(s, G, keep[i], place[i], (tid + i * threads) * U, wave);
-    }
-    for (int base = Items * threads; base < units; base += threads) {  // rows longer than the registers
-      const int u = base + tid;
-      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
-      const unit_raw<In, U> raw = u < units ? load_unit<In, U>(src + u * U) : unit_raw<In, U>{};
-      fold_unit<In, U>(s, G, raw, pl, u * U, wave);
-    }
+    if (rare_fold != 0)
+      each_rare(rare_fold, [&](int u, const unit_raw<In, U>& raw, std::uint32_t pl) {
+        fold_unit_inline<In, U>(s, G, raw, pl, u * U, wave);
+      });
+    // rows longer than the registers (the largest fit only: a call site in the loop costs the
+    // others speed even where it never runs)
+    if constexpr (Items == group_row_fused_largest_fit)
+      for (int base = Items * threads; base < units; base += threads) {
+        const int u = base + tid;
+        const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+        const unit_raw<In, U> raw = u < units ? load_unit<In, U>(src + u * U) : unit_raw<In, U>{};
+        fold_unit<In, U>(s, G, raw, pl, u * U, wave);
+      }
     if (tail_group < G) backend::shared_max(&s.amax[tail_group], abs_bits(load_one(src + tail_col)));
     backend::block_sync();
 
@@ -219,19 +262,22 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
 
     // Unstaged, each unit's register is refilled from the next row as soon as it is cast, so
     // loads stay in flight through this row's stores and the next row's barriers.
+    if (rare_cast != 0)
+      each_rare(rare_cast, [&](int u, const unit_raw<In, U>& raw, std::uint32_t pl) {
+        cast_grouped_unit_inline<S, T, In, U>(s, G, padded, raw, pl, u * U, dst, seed, row_index);
+      });
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int u = tid + i * threads;
-      if (i >= wave_items) continue;
-      if (place[i] & unit_place::fast) cast_fast<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
-      else cast_grouped_unit<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
+      if (place[i] & unit_place::fast_cast) cast_fast<S, T, In, U>(s, G, padded, keep[i], place[i], u * U, dst, seed, row_index);
       if (!staged && next_src != nullptr && u < units) keep[i] = load_unit<In, U>(next_src + u * U);
     }
-    for (int base = Items * threads; base < units; base += threads) {
-      const int u = base + tid;
-      const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
-      if (u < units) cast_grouped_unit<S, T, In, U>(s, G, padded, load_unit<In, U>(src + u * U), pl, u * U, dst, seed, row_index);
-    }
+    if constexpr (Items == group_row_fused_largest_fit)
+      for (int base = Items * threads; base < units; base += threads) {
+        const int u = base + tid;
+        const std::uint32_t pl = unit_place::of<U>(s, G, u, units, lane, wave);
+        if (u < units) cast_grouped_unit<S, T, In, U>(s, G, padded, load_unit<In, U>(src + u * U), pl, u * U, dst, seed, row_index);
+      }
     if (tail_group < G)
       dst[tail_col + group_shift(s, tail_group, padded)] =
           encode_scaled<S>(load_one(src + tail_col) * s.cast[tail_group].scale, seed, row_index + tail_col);
@@ -302,7 +348,7 @@ struct group_row_fused {
     const std::int64_t per_thread = (cols / U + R.threads - 1) / R.threads;
     for (const int items : {2, 4, 5, 6, 8, 9, 12})
       if (per_thread <= items) return items;
-    return 16;
+    return group_row_fused_largest_fit;
   }
   /// The block for a fit of `items` units per thread: the fewest whole waves that hold the
   /// row's units at `items` each, at most R.threads. Every wave then holds items or items - 1
