@@ -75,7 +75,8 @@ __device__ std::int32_t* block_scan(std::int32_t* a, std::int32_t* b, int n, int
 struct unit_place {
   static constexpr std::uint32_t group_mask = 0xfffu;   // up to G + 1
   static_assert(group_row_fused_max_groups + 1 <= group_mask);
-  static constexpr std::uint32_t fast_cast = 1u << 12; // set by the kernel: fast, and no whole unit off the output's unit grid
+  // Set by the kernel, not by of(): fast, and no lane's whole unit off the output's unit grid.
+  static constexpr std::uint32_t fast_cast = 1u << 12;
   static constexpr int split_shift = 16;               // 3 bits
   static constexpr std::uint32_t many = 1u << 19;      // more than one boundary, or an empty group at it
   static constexpr std::uint32_t run_end = 1u << 20;

@@ -225,8 +225,8 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     const std::int64_t r = at.r;
     const In* src = in.data + in.offset(b, r, 0);  // [cols] In
 
-    // A wave whose units all lie past the row's last unit does nothing (the block's last item,
-    // where threads * Items exceeds the units).
+    // The lean path (a wave whose units all lie past the row's last unit is not `fast`, and
+    // not rare either: it does nothing).
 #pragma unroll
     for (int i = 0; i < Items; ++i)
       if (place[i] & unit_place::fast) fold_fast<In, U>(s, G, keep[i], place[i], wave);  // the same in every lane of the wave
@@ -260,12 +260,13 @@ __global__ void __launch_bounds__(TC::value.threads, backend::launch_bounds_coun
     const row_at next_at = step(at);
     const In* next_src = next_at.b < in.batch ? row_src(next_at) : nullptr;  // [cols] In
 
-    // Unstaged, each unit's register is refilled from the next row as soon as it is cast, so
-    // loads stay in flight through this row's stores and the next row's barriers.
+    // The rare units first: the unrolled loop below refills the registers (unstaged fits).
     if (rare_cast != 0)
       each_rare(rare_cast, [&](int u, const unit_raw<In, U>& raw, std::uint32_t pl) {
         cast_grouped_unit_inline<S, T, In, U>(s, G, padded, raw, pl, u * U, dst, seed, row_index);
       });
+    // Unstaged, each unit's register is refilled from the next row as soon as it is cast, so
+    // loads stay in flight through this row's stores and the next row's barriers.
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int u = tid + i * threads;
