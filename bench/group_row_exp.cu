@@ -95,9 +95,9 @@ __device__ inline void cast_b(const std::uint32_t* amax, int G, const u32x4& raw
   store_words<U / 4>(dst + c0, w);
 }
 
-// Calls: waves off the lean path go to the library's out-of-line fold and cast (as the library
-// kernel does); RT: the block size read at run time (blockDim.x); Pad: cast_fast told at run time
-// whether the output is padded.
+// Calls: waves off the lean path go to the library's out-of-line fold and cast from the unrolled
+// loop (as the library kernel did before cb2de3c); RT: the block size read at run time
+// (blockDim.x); Pad: cast_fast told at run time whether the output is padded.
 template <int Items, int MaxThreads, int MinBlocks, int Depth, bool Early, bool OneBar, bool Scan = false,
           bool Calls = false, bool RT = false, bool Pad = false>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)

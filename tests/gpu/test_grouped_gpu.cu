@@ -359,6 +359,10 @@ void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
       {{1, 40, 16384, 16, 0, 1, row}, fused},
       {{1, 300, 16640, 64, 0, 1, row}, fused},
       {{1, 5, 60000, 16, 0, 1, row}, fused},
+      // an unstaged fit (6 units per thread) with rare units in fold and cast (runs of empty
+      // groups, columns past the last end, padded groups off the unit grid): the rare cast must
+      // come before the registers are refilled from the next row
+      {{1, 9, 20000, 24, 4, 16, row}, fused},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
   for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
