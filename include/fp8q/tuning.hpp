@@ -62,6 +62,9 @@ enum class gpu_path : std::uint8_t {
                       ///< once: col_hold's pipeline over bands of 128 rows (row-major 16-byte
                       ///< aligned input; where half the device holds more blocks at once
                       ///< than a band has tiles)
+  group_row_spans,    ///< per-group rowwise: each row read once through shared memory, each
+                      ///< thread on a span of consecutive units (bf16/f16, row-major in and
+                      ///< out, cols % 8 == 0, G <= 256; padded outputs too)
 };
 
 /// Which f32 -> FP8 conversion the kernels use.

@@ -14,6 +14,7 @@
 #include "fp8q/detail/gpu/families/group_col_tile.hpp"
 #include "fp8q/detail/gpu/families/group_colwise.hpp"
 #include "fp8q/detail/gpu/families/group_row_fused.hpp"
+#include "fp8q/detail/gpu/families/group_row_spans.hpp"
 #include "fp8q/detail/gpu/families/group_rowwise.hpp"
 #include "fp8q/detail/gpu/families/row_band.hpp"
 #include "fp8q/detail/gpu/families/row_transpose.hpp"
@@ -47,7 +48,7 @@ struct paths<granularity::row> : path_list<row_wave, row_block, row_band, row_tr
 template <>
 struct paths<granularity::col> : path_list<col_cluster, col_hold, col_relay, col_streaming, tiled> {};
 template <>
-struct paths<granularity::group_row> : path_list<group_row_fused, group_rowwise> {};
+struct paths<granularity::group_row> : path_list<group_row_spans, group_row_fused, group_rowwise> {};
 template <>
 struct paths<granularity::group_col> : path_list<group_col_relay, group_col_tile, group_colwise> {};
 
