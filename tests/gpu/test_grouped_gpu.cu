@@ -10,7 +10,9 @@
 // outputs (align 16 and 128), bad device offsets (clamped like device_groups.hpp says; compared
 // with the host run on the clamped offsets; the error word's bits), graph capture and replay,
 // and 10 repeated runs giving identical bytes. Per-group rowwise runs every path by name too
-// (group_row_fused, group_rowwise) on every shape the path accepts, with shapes at the fused
+// (group_row_spans, group_row_fused, group_rowwise) on every shape the path accepts, with shapes
+// at group_row_spans' edges (spans across several boundaries or the last end, idle lanes, padded
+// groups shifted off the 16-byte grid, aligns off it, the 8-byte copy-out) and at the fused
 // family's edges: padded leading dimensions (N not a multiple of the unit, N = 1), rows longer
 // than its registers, G above its cap and unaligned lines (the walk takes group_rowwise, the
 // forced path returns bad_layout). Per-group colwise runs group_col_tile and group_colwise by name
@@ -166,6 +168,12 @@ bool quick = false;
 // Cases each forced group_row path ran (it must run on some, and decline the rest cleanly).
 int ran_by_path[256] = {};
 
+// A group_row path's place in the walk (dispatch.hpp): a later family serves what an earlier one
+// does, and more.
+int row_rank(gpu_path p) {
+  return p == gpu_path::group_row_spans ? 0 : p == gpu_path::group_row_fused ? 1 : p == gpu_path::group_rowwise ? 2 : -1;
+}
+
 template <spec S, class In, tuning T = tuning{}>
 // walk: the path the automatic walk must choose (automatic: not checked); a forced path must
 // then accept the views exactly when the walk chooses it.
@@ -250,8 +258,12 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
       FP8Q_TEST_CHECK(check, qs == status::bad_layout && (walk == gpu_path::automatic || walk != T.path));
       return;
     }
+    // a forced path runs what the walk gives an earlier (more specialised) family too, and
+    // group_row_spans by name takes more groups than the walk gives it
+    const bool spans_above_walk = T.path == gpu_path::group_row_spans && sh.G > detail::gpu::group_row_spans_preferred_groups;
     FP8Q_TEST_CHECK(check, cs == status::success && chosen == T.path &&
-                               (walk == gpu_path::automatic || walk == T.path || T.path == gpu_path::group_rowwise));
+                               (walk == gpu_path::automatic || walk == T.path || row_rank(T.path) > row_rank(walk) ||
+                                spans_above_walk));
     ++ran_by_path[static_cast<int>(T.path)];
   } else if (walk != gpu_path::automatic) {
     gpu_path chosen{};
@@ -263,7 +275,8 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   char what[320];
   std::snprintf(what, sizeof what, "%s%s%s %s %s B=%lld M=%lld N=%lld G=%lld pattern=%d align=%lld ld+%lld/+%lld %s%s%s",
                 T.path == gpu_path::automatic ? "" : "path ",
-                T.path == gpu_path::group_row_fused ? "group_row_fused "
+                T.path == gpu_path::group_row_spans ? "group_row_spans "
+                : T.path == gpu_path::group_row_fused ? "group_row_fused "
                 : T.path == gpu_path::group_rowwise ? "group_rowwise "
                 : T.path == gpu_path::group_col_tile ? "group_col_tile "
                 : T.path == gpu_path::group_col_relay ? "group_col_relay "
@@ -311,6 +324,7 @@ void run_case(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, 
   }
 }
 
+constexpr tuning spans_path{.path = gpu_path::group_row_spans};
 constexpr tuning fused_path{.path = gpu_path::group_row_fused};
 constexpr tuning block_path{.path = gpu_path::group_rowwise};
 
@@ -318,8 +332,11 @@ constexpr tuning block_path{.path = gpu_path::group_rowwise};
 template <spec S, class In>
 void every_path(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh, bool specials,
                 bool bad_offsets = false, gpu_path walk = gpu_path::automatic) {
+  // group_row_spans takes 16-bit inputs only: the walk gives f32 rows to group_row_fused
+  if (sizeof(In) != 2 && walk == gpu_path::group_row_spans) walk = gpu_path::group_row_fused;
   run_case<S, In>(check, rng, sh, specials, bad_offsets, walk);
   if constexpr (S.granularity == granularity::group_row) {
+    run_case<S, In, spans_path>(check, rng, sh, specials, bad_offsets, walk);
     run_case<S, In, fused_path>(check, rng, sh, specials, bad_offsets, walk);
     run_case<S, In, block_path>(check, rng, sh, specials, bad_offsets, walk);
   }
@@ -329,40 +346,64 @@ void every_path(fp8q_test::checker& check, std::mt19937_64& rng, const shape& sh
 template <spec S>
 void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
   constexpr layout row = layout::row_major;
-  constexpr gpu_path fused = gpu_path::group_row_fused, block = gpu_path::group_rowwise;
+  constexpr gpu_path spans = gpu_path::group_row_spans, fused = gpu_path::group_row_fused,
+                     block = gpu_path::group_rowwise;
   const std::vector<std::pair<shape, gpu_path>> edges = {
-      {{1, 70, 2112, 7, 0, 1, row}, fused},          // aligned lines, boundaries inside units
-      {{2, 33, 776, 7, 2, 1, row}, fused},           // batches; groups of 1 column, an empty one
-      {{1, 64, 1504, 64, 0, 1, row}, fused},
+      {{1, 70, 2112, 7, 0, 1, row}, spans},          // aligned lines, boundaries inside units
+      {{2, 33, 776, 7, 2, 1, row}, spans},           // batches; groups of 1 column, an empty one
+      {{1, 64, 1504, 64, 0, 1, row}, spans},
       {{1, 40, 3000, 256, 1, 1, row}, fused},        // G = 256, one group holds every column
-      {{1, 9, 40000, 16, 0, 1, row}, fused},         // longer than the registers hold
+      {{1, 9, 40000, 16, 0, 1, row}, spans},         // longer than the registers hold (fused)
       {{1, 31, 1001, 5, 2, 1, row, 7, 7}, fused},    // N % 8 != 0 on padded lines
       {{1, 1, 1, 1, 0, 1, row, 7, 7}, fused},        // N = 1, M = 1
-      {{1, 50, 1000, 9, 2, 16, row, 0, 1}, fused},   // align 16 (output ld 1136)
-      {{2, 65, 600, 7, 0, 128, row, 0, 7}, fused},   // align 128 (output ld 1496)
+      {{1, 50, 1000, 9, 2, 16, row, 0, 1}, spans},   // align 16 (output ld 1136)
+      {{2, 65, 600, 7, 0, 128, row, 0, 7}, spans},   // align 128 (output ld 1496)
       {{1, 8, 4096, 1500, 0, 1, row}, block},        // G above the fused cap
       {{1, 20, 512, 9, 0, 1, row, 1, 0}, block},     // input lines not 16-byte aligned
       // many rows per persistent block (the registers refilled from the next row), with
       // padded outputs, batches and G above 256
-      {{2, 700, 2112, 7, 0, 1, row}, fused},
+      {{2, 700, 2112, 7, 0, 1, row}, spans},
       {{1, 900, 1504, 300, 0, 1, row}, fused},
-      {{1, 600, 1000, 9, 2, 16, row, 0, 1}, fused},
+      {{1, 600, 1000, 9, 2, 16, row, 0, 1}, spans},
       // runs of 4 and 10 empty groups at one column inside a unit; padded, with output lines on
       // the unit grid (2472 columns) and off it (2473: the walk takes group_rowwise)
-      {{1, 70, 2112, 24, 4, 1, row}, fused},
-      {{1, 70, 2112, 24, 4, 16, row}, fused},
+      {{1, 70, 2112, 24, 4, 1, row}, spans},
+      {{1, 70, 2112, 24, 4, 16, row}, spans},
       {{1, 70, 2112, 24, 4, 16, row, 0, 1}, block},
       // blocks sized to the row (group_row_fused::block_threads): 2048 units at 5 per thread
       // take 13 waves, whose last leaves a whole wave's item past the row; 2080 units (the
       // benchmark's 16640 columns) take 13 waves of exactly 5; 7500 units are longer than the
       // registers hold at the largest fit (the rest re-read)
-      {{1, 40, 16384, 16, 0, 1, row}, fused},
-      {{1, 300, 16640, 64, 0, 1, row}, fused},
+      {{1, 40, 16384, 16, 0, 1, row}, spans},
+      {{1, 300, 16640, 64, 0, 1, row}, spans},
       {{1, 5, 60000, 16, 0, 1, row}, fused},
       // an unstaged fit (6 units per thread) with rare units in fold and cast (runs of empty
       // groups, columns past the last end, padded groups off the unit grid): the rare cast must
       // come before the registers are refilled from the next row
-      {{1, 9, 20000, 24, 4, 16, row}, fused},
+      {{1, 9, 20000, 24, 4, 16, row}, spans},
+      // group_row_spans (a thread on 11 consecutive units; the walk takes the padded shapes
+      // above too): spans across several boundaries
+      // (groups narrower than a span), the last end inside a span, a partial last span and idle
+      // lanes in the last wave (2120 columns: 265 units), output lines off 16 bytes (8-byte
+      // copy-out), one unit per row, many rows per block with batches, G = 65 (the walk's limit
+      // + 1), rows too long for its shared memory
+      {{1, 50, 640, 64, 0, 1, row}, spans},
+      {{1, 70, 2120, 9, 0, 1, row}, spans},
+      {{2, 333, 2120, 3, 2, 1, row, 0, 8}, spans},
+      {{1, 20, 8, 1, 0, 1, row}, spans},
+      {{3, 400, 1048, 40, 4, 1, row}, spans},
+      {{1, 30, 1600, 65, 0, 1, row}, fused},
+      {{1, 3, 48000, 7, 0, 1, row}, fused},
+      // padded: groups shifted off the 16-byte grid (the copy-out's unaligned chunks, and the
+      // chunks across a group's edge under byte masks), split units across two groups, the
+      // padded last end inside a span; output lines off 16 bytes
+      {{1, 80, 2120, 13, 0, 16, row, 0, 5}, spans},
+      {{2, 300, 1600, 64, 0, 128, row, 0, 8}, spans},
+      {{1, 40, 640, 64, 2, 32, row}, spans},
+      // align off the 16-byte grid (8; 3 with groups of one column): the padded last end inside
+      // the copy-out's last chunk, chunks across several groups
+      {{1, 70, 2120, 9, 0, 8, row, 0, 1}, spans},
+      {{2, 50, 2120, 9, 2, 3, row, 0, 6}, spans},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
   for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
@@ -615,7 +656,8 @@ int main(int argc, char** argv) {
   dual_case<gcol_e5m2_sr, any>(check, rng, 1500, 130, 64, 64, 16);
   graph_and_repeats(check, rng);
   // every group_row path ran on some shapes (and declined the others with bad_layout)
-  FP8Q_TEST_CHECK(check, ran_by_path[static_cast<int>(gpu_path::group_row_fused)] > 0 &&
+  FP8Q_TEST_CHECK(check, ran_by_path[static_cast<int>(gpu_path::group_row_spans)] > 0 &&
+                             ran_by_path[static_cast<int>(gpu_path::group_row_fused)] > 0 &&
                              ran_by_path[static_cast<int>(gpu_path::group_rowwise)] > 0 &&
                              ran_by_path[static_cast<int>(gpu_path::group_col_relay)] > 0);
   return check.finish();
