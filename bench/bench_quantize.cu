@@ -1012,6 +1012,7 @@ constexpr fq::tuning t_acq_rel{.amax_order = fq::memory_order::acq_rel};
 constexpr fq::tuning t_seq_cst{.amax_order = fq::memory_order::seq_cst};
 constexpr fq::tuning t_threads128{.threads = 128};
 constexpr fq::tuning t_threads256{.threads = 256};
+constexpr fq::tuning t_group_row_fused{.path = fq::gpu_path::group_row_fused};
 constexpr fq::tuning t_threads512{.threads = 512};
 constexpr fq::tuning t_threads1024{.threads = 1024};
 constexpr fq::tuning t_tile128x64{.tile_rows = 128, .tile_cols = 64};
@@ -1091,6 +1092,12 @@ std::vector<case_desc> all_cases() {
     v.push_back(grouped_case<group_col_fn>("group_colwise_colmajor", 16640, 5120, g, col_out));
   for (const std::int64_t g : {16, 64})
     v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, g, row_out));
+  for (const std::int64_t g : {1, 16, 64, 256})  // the family before group_row_spans, by name
+    v.push_back(grouped_case<group_row_fn, t_group_row_fused>("group_rowwise", 8192, 16640, g, row_out, 1, "group_row_fused"));
+  v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, 1, row_out));
+  v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, 256, row_out));
+  v.push_back(grouped_case<group_row_fn>("group_rowwise", 8192, 16640, 64, row_out, 128));  // padded
+  v.push_back(grouped_case<group_row_fn, t_group_row_fused>("group_rowwise", 8192, 16640, 64, row_out, 128, "group_row_fused"));
   for (const std::int64_t g : {16, 64}) {  // blocks of 256 and 1024 threads beside the default 512
     v.push_back(grouped_case<group_row_fn, t_threads256>("group_rowwise", 8192, 16640, g, row_out, 1, "threads256"));
     v.push_back(grouped_case<group_row_fn, t_threads1024>("group_rowwise", 8192, 16640, g, row_out, 1, "threads1024"));
