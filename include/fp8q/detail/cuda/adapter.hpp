@@ -315,6 +315,9 @@ __device__ inline void async_wait() {
 /// known to be shared).
 __device__ inline void shared_max(unsigned* p, unsigned v) { (void)atomicMax(p, v); }
 
+/// Relaxed atomic OR into a word of the block's shared memory.
+__device__ inline void shared_or(unsigned* p, unsigned v) { (void)atomicOr(p, v); }
+
 /// Blocks of Kernel with `threads` threads that one multiprocessor holds at once (a persistent
 /// grid's size), asked once per device and thread count and kept.
 template <auto Kernel>

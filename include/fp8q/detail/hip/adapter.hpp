@@ -234,6 +234,11 @@ __device__ inline void shared_max(unsigned* p, unsigned v) {
   (void)__hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
 }
 
+/// Relaxed atomic OR into a word of the workgroup's LDS.
+__device__ inline void shared_or(unsigned* p, unsigned v) {
+  (void)__hip_atomic_fetch_or(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+}
+
 /// Blocks of Kernel with `threads` threads that one compute unit holds at once (a persistent
 /// grid's size), asked once per device and thread count and kept.
 template <auto Kernel>

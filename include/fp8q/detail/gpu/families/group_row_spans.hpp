@@ -17,13 +17,14 @@
 //     slot just read takes the copy of the row two ahead; a barrier;
 //   - cast: each unit times its group's scale, encoded into the staging row (the split unit
 //     from a copy in shared memory: the slot holds the next row by then).
-// Padded outputs (group_offsets::align): the cast and the staging row are the same; the copy-out
-// assembles each 16-byte chunk of the padded row from its group's columns, by a table made once
-// per block (the offsets hold for every row): a shift where the chunk lies in one group's bytes,
-// zeros in padding; the few chunks across a group's edge in a loop of their own, under byte
-// masks. Served: 16-bit inputs, row-major in and out, N a multiple of the unit, up to
-// group_row_spans_max_groups groups, rows whose slots, split units and staging row fit shared
-// memory.
+// Padded outputs (group_offsets::align): the staging row is the padded row. Each thread writes its
+// span's bytes where the padded row wants them, from the cast: the span is one run of output bytes
+// (two where it holds a boundary), placed by funnel shifts in whole 32-bit words but for the two
+// words at each end of a run, which are OR-ed in by shared atomics. The staging row's padding is
+// zeroed once and never written; the copy-out zeroes the words it has copied, so the OR-ed words
+// start from zero every row. The copy-out is the unpadded one. Served: 16-bit inputs, row-major in
+// and out, N a multiple of the unit, up to group_row_spans_max_groups groups, rows whose slots,
+// split units and (padded) staging row fit shared memory.
 // The walk prefers it up to group_row_spans_preferred_groups (more groups make more spans split
 // or cross several boundaries). Measured against group_row_fused in docs/design.md
 // ("Per-group rowwise: a span per thread").
@@ -60,22 +61,32 @@ struct group_spans_shared {
   group_cast cast[group_row_spans_max_groups];       ///< this row's scales
 };
 
-/// Bytes of the staging row (8 per unit) and, where the output is padded, 16 past it (the
-/// copy-out reads the two aligned 16-byte words around an unaligned one) and the chunk table (4
-/// bytes per 16 bytes of the padded row).
+/// Bytes of the staging row: 8 per unit, or, padded, the padded row's largest extent and 96 past
+/// it (a thread's words reach up to 92 bytes past where its span's output begins; the ones past
+/// the row's last byte are zeros).
 constexpr std::int64_t group_row_spans_stage_bytes(int threads, std::int64_t cols, std::int64_t groups, std::int64_t align) {
-  const std::int64_t stage = threads * group_row_spans_items * std::int64_t{8};
-  const std::int64_t padded_cols = cols + groups * (align - 1);
-  return stage + (align > 1 ? 16 + (padded_cols + 15) / 16 * 4 : 0);
+  if (align <= 1) return threads * group_row_spans_items * std::int64_t{8};
+  return (cols + groups * (align - 1) + 15) / 16 * 16 + 96;
 }
 
 /// Dynamic shared memory of a block of `threads` threads: the groups, two slots of the row
-/// (bf16/f16 units), each thread's split unit, the staging row of encoded bytes and, padded,
-/// the chunk table.
+/// (bf16/f16 units), each thread's split unit and the staging row of encoded bytes.
 constexpr std::int64_t group_row_spans_shared_bytes(int threads, std::int64_t cols, std::int64_t groups,
                                                     std::int64_t align) {
   return static_cast<std::int64_t>(sizeof(group_spans_shared)) + threads * group_row_spans_items * std::int64_t{32} +
          threads * std::int64_t{16} + group_row_spans_stage_bytes(threads, cols, groups, align);
+}
+
+/// The 4 bytes that start r bytes before `hi`'s first byte, where `lo` precedes `hi`: a word of
+/// a byte run placed r bytes past a 32-bit boundary (r in [0, 3]; r = 0 gives hi).
+__device__ inline std::uint32_t funnel_bytes(std::uint32_t lo, std::uint32_t hi, int r) {
+  return static_cast<std::uint32_t>(((std::uint64_t{hi} << 32) | lo) >> (32 - 8 * r));
+}
+
+/// OR of a byte into the staging row (the element path of a padded row: its neighbours' end words
+/// are OR-ed into the same 32-bit words). row: [bytes] in shared memory, 4-byte aligned.
+__device__ inline void or_byte(std::uint8_t* row, int x, std::uint8_t v) {
+  backend::shared_or(reinterpret_cast<std::uint32_t*>(row) + (x >> 2), std::uint32_t{v} << (8 * (x & 3)));
 }
 
 /// The elements of a span that crosses several boundaries or the last end, one by one (out of
@@ -94,8 +105,9 @@ template <class In>
 }
 
 /// Cast of such a span, element by element, into the staging row (columns past the last end are
-/// left alone). src: [cols] In; stage: [cols] FP8 bytes of the row.
-template <spec S, class In>
+/// left alone; padded, each byte OR-ed in at its group's shift). src: [cols] In; stage: [cols or
+/// padded cols] FP8 bytes of the row.
+template <spec S, class In, bool Padded>
 [[gnu::noinline]] __device__ void cast_span_elements(const group_spans_shared& s, int G, const In* src, int c0,
                                                      int c1, std::uint8_t* stage, std::uint64_t seed,
                                                      std::uint64_t row_index) {
@@ -103,38 +115,11 @@ template <spec S, class In>
   for (int c = c0; c < c1; ++c) {
     while (h < G && s.end[h] <= c) ++h;
     if (h >= G) break;
-    stage[c] =
+    const std::uint8_t v =
         encode_scaled<S>(load_one(src + c) * s.cast[h].scale, seed, row_index + static_cast<std::uint64_t>(c));
+    if constexpr (Padded) or_byte(stage, c + s.cast[h].shift, v);
+    else stage[c] = v;
   }
-}
-
-/// The 16 bytes at byte a of `row` (any a >= -16; reads the two aligned words around them).
-/// row: [bytes] in shared memory, 16-byte aligned.
-__device__ inline u32x4 unaligned16(const u32x4* row, int a) {
-  const u32x4 lo = row[a >> 4];
-  const u32x4 hi = row[(a >> 4) + 1];
-  const unsigned bo = static_cast<unsigned>(a & 3) * 8;
-  auto join = [&](std::uint32_t x, std::uint32_t y) {
-    return static_cast<std::uint32_t>(((std::uint64_t{y} << 32) | x) >> bo);
-  };
-  // a branch on the word offset, not selects: it is the same in the lanes of a run of chunks
-  // of one group, and an indexed register array would go to local memory
-  switch ((a >> 2) & 3) {
-    case 0: return u32x4{join(lo.x, lo.y), join(lo.y, lo.z), join(lo.z, lo.w), join(lo.w, hi.x)};
-    case 1: return u32x4{join(lo.y, lo.z), join(lo.z, lo.w), join(lo.w, hi.x), join(hi.x, hi.y)};
-    case 2: return u32x4{join(lo.z, lo.w), join(lo.w, hi.x), join(hi.x, hi.y), join(hi.y, hi.z)};
-    default: return u32x4{join(lo.w, hi.x), join(hi.x, hi.y), join(hi.y, hi.z), join(hi.z, hi.w)};
-  }
-}
-
-/// A mask of the bytes [lo, hi) of 16 (lo, hi clamped to [0, 16]).
-__device__ inline u32x4 byte_range16(int lo, int hi) {
-  auto word = [&](int k) {
-    const int a = lo - 4 * k < 0 ? 0 : lo - 4 * k > 4 ? 4 : lo - 4 * k;
-    const int b = hi - 4 * k < 0 ? 0 : hi - 4 * k > 4 ? 4 : hi - 4 * k;
-    return static_cast<std::uint32_t>((std::uint64_t{1} << (8 * b)) - (std::uint64_t{1} << (8 * a)));
-  };
-  return u32x4{word(0), word(1), word(2), word(3)};
 }
 
 // in:       [batch, rows, cols] bf16/f16, row-major, 16-byte aligned lines, cols % 8 == 0
@@ -159,9 +144,8 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   group_spans_shared& s = *reinterpret_cast<group_spans_shared*>(dyn);
   u32x4* slots = dyn + sizeof(group_spans_shared) / sizeof(u32x4);        // [2][slot_units] the row
   u32x4* split_units = slots + 2 * slot_units;                              // [threads] each split unit
-  auto* stage_row = reinterpret_cast<std::uint8_t*>(split_units + threads);  // [cols] FP8, the encoded row
-  // [chunks] padded only: per 16 bytes of the padded row, a shift, -1 (padding) or -2 - first group
-  auto* chunk_code = reinterpret_cast<std::int32_t*>(stage_row + slot_units * 8 + 16);
+  // [cols, or padded: the padded row's extent] FP8, the encoded row (padded: zero but for data)
+  auto* stage_row = reinterpret_cast<std::uint8_t*>(split_units + threads);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = backend::wave_size();
@@ -227,27 +211,9 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     if (blockIdx.x == 0) group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], b0 + shift, b0 + shift + rounded(g)});
   }
   backend::block_sync();
-  if constexpr (padded) {
-    for (int g = tid; g < G; g += threads) s.scratch[g] = begin_of(g) + s.cast[g].shift + rounded(g);
-    backend::block_sync();
-    for (int j = tid; j < (out_end + 15) / 16; j += threads) {
-      const int x0 = j * 16;
-      const int x1 = x0 + 16 < out_end ? x0 + 16 : out_end;
-      int g = 0;  // the first group whose padded end lies past x0 (a group of data there)
-      for (int hi = G - 1; g < hi;) {
-        const int mid = (g + hi) / 2;
-        if (s.scratch[mid] > x0) hi = mid;
-        else g = mid + 1;
-      }
-      const int shift = s.cast[g].shift;
-      const int data_end = s.end[g] + shift;  // in the padded row
-      // (the row's last chunk, where it is partial, is mixed: it is stored byte by byte)
-      chunk_code[j] = x1 - x0 < 16                                   ? -2 - g
-                      : x0 >= begin_of(g) + shift && x1 <= data_end ? shift
-                      : x0 >= data_end && x1 <= s.scratch[g]       ? -1
-                                                                     : -2 - g;
-    }
-    backend::block_sync();
+  if constexpr (padded) {  // the padding stays zero; the data's words are zeroed by each copy-out
+    const int stage_bytes = static_cast<int>(group_row_spans_stage_bytes(threads, N, G, align));
+    for (int j = tid; j < stage_bytes / 16; j += threads) reinterpret_cast<u32x4*>(stage_row)[j] = u32x4{0, 0, 0, 0};
   }
 
   // This thread's span: units [u0, u0 + own), columns [c0, c1); head group g0 (of c0), tail
@@ -295,66 +261,30 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   // The staging row to prev's row: its columns up to the (padded) last end, 16 bytes a store
   // where the output lines allow, else 8.
   auto copy_out = [&] {
-    if constexpr (padded) {
-      const auto* o = reinterpret_cast<const u32x4*>(stage_row);
-      auto put = [&](int x0, const u32x4& v) {
-        if (wide) {
-          *reinterpret_cast<u32x4*>(prev + x0) = v;
-        } else {
-          *reinterpret_cast<uint2*>(prev + x0) = uint2{v.x, v.y};
-          *reinterpret_cast<uint2*>(prev + x0 + 8) = uint2{v.z, v.w};
-        }
-      };
-      // Whole chunks of one group's bytes or of padding. The chunks across an edge are left to
-      // the loop below: inside this one, a wave would run their path whenever any lane has one
-      // (most waves, most rows), doubling the copy-out's instructions.
-      for (int j = tid; j < (out_end + 15) / 16; j += threads) {
-        const int code = chunk_code[j];
-        if (code >= -1) put(j * 16, code >= 0 ? unaligned16(o, j * 16 - code) : u32x4{0, 0, 0, 0});
-      }
-      // The edges, in order: group g's padded begin (2g) and data end (2g + 1), the padded last
-      // end (2G). A chunk with an edge strictly inside is one across an edge (or the row's
-      // partial last chunk); the first such edge takes it. At most 2G + 1 chunks.
-      auto edge = [&](int e) {
-        const int g = e >> 1;
-        return e == 2 * G ? out_end : ((e & 1) ? s.end[g] : begin_of(g)) + s.cast[g].shift;
-      };
-      for (int e = tid; e <= 2 * G; e += threads) {
-        const int b = edge(e);
-        const int x0 = b & ~15;
-        if (b == x0 || (e > 0 && edge(e - 1) > x0)) continue;
-        const int code = chunk_code[x0 / 16];
-        if (code > -2) continue;  // (not reached: such a chunk is never whole)
-        u32x4 v{0, 0, 0, 0};  // each group's bytes under a mask, padding 0
-        for (int g = -2 - code; g < G && begin_of(g) + s.cast[g].shift < x0 + 16; ++g) {
-          const int shift = s.cast[g].shift;
-          const int lo = begin_of(g) + shift - x0;  // the group's data in the chunk: [lo, hi)
-          const int hi = s.end[g] + shift - x0;
-          if (hi <= 0 || hi <= lo) continue;
-          const u32x4 m = byte_range16(lo, hi);
-          const u32x4 w = unaligned16(o, x0 - shift);  // (x0 - shift >= -15: the word below the
-                                                       // staging row lies in shared memory)
-          v = u32x4{v.x | (w.x & m.x), v.y | (w.y & m.y), v.z | (w.z & m.z), v.w | (w.w & m.w)};
-        }
-        if (out_end - x0 >= 16) {
-          put(x0, v);
-        } else {  // the row's last bytes: none past the padded last end
-          for (int k = 0; k < out_end - x0; ++k) {
-            const std::uint32_t w = k < 4 ? v.x : k < 8 ? v.y : k < 12 ? v.z : v.w;
-            prev[x0 + k] = static_cast<std::uint8_t>(w >> (8 * (k % 4)));
-          }
-        }
-      }
-    } else if (wide) {  // (not unrolled: keep[] is live here, and unrolled copies made ptxas spill)
-      const auto* o = reinterpret_cast<const u32x4*>(stage_row);
+    // (not unrolled: keep[] is live here, and unrolled copies made ptxas spill.) Padded, each word
+    // copied is zeroed for the next row's OR-ed end words.
+    if (wide) {
+      auto* o = reinterpret_cast<u32x4*>(stage_row);
 #pragma unroll 1
-      for (int j = tid; j < out_end / 16; j += threads) *reinterpret_cast<u32x4*>(prev + j * 16) = o[j];
-      for (int c = out_end / 16 * 16 + tid; c < out_end; c += threads) prev[c] = stage_row[c];
+      for (int j = tid; j < out_end / 16; j += threads) {
+        *reinterpret_cast<u32x4*>(prev + j * 16) = o[j];
+        if constexpr (padded) o[j] = u32x4{0, 0, 0, 0};
+      }
+      for (int c = out_end / 16 * 16 + tid; c < out_end; c += threads) {
+        prev[c] = stage_row[c];
+        if constexpr (padded) stage_row[c] = 0;
+      }
     } else {
-      const auto* o = reinterpret_cast<const uint2*>(stage_row);
+      auto* o = reinterpret_cast<uint2*>(stage_row);
 #pragma unroll 1
-      for (int j = tid; j < out_end / 8; j += threads) *reinterpret_cast<uint2*>(prev + j * 8) = o[j];
-      for (int c = out_end / 8 * 8 + tid; c < out_end; c += threads) prev[c] = stage_row[c];
+      for (int j = tid; j < out_end / 8; j += threads) {
+        *reinterpret_cast<uint2*>(prev + j * 8) = o[j];
+        if constexpr (padded) o[j] = uint2{0, 0};
+      }
+      for (int c = out_end / 8 * 8 + tid; c < out_end; c += threads) {
+        prev[c] = stage_row[c];
+        if constexpr (padded) stage_row[c] = 0;
+      }
     }
   };
   for (int k = 0; n < rows; ++k, n += stride) {
@@ -411,9 +341,26 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     backend::block_sync();
 
     const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
+    // Padded: a run of the span's encoded bytes (word k of `word`, k < 2 Items; zeros outside the
+    // run) placed from byte `base` of the staging row: its words 1 .. 2 Items - 1 lie in this
+    // thread's output and padding (stored, or OR-ed where a second run shares them), its first and
+    // last words are shared with the neighbours' (OR-ed into the zeroed row).
+    auto place_run = [&](auto word, int base, auto or_all) {
+      const int r = base & 3;
+      auto* row = reinterpret_cast<std::uint32_t*>(stage_row + (base - r));  // word k: run bytes [4k - r, 4k - r + 4)
+      backend::shared_or(row, funnel_bytes(0u, word(0), r));
+#pragma unroll
+      for (int k = 1; k < 2 * Items; ++k) {
+        const std::uint32_t v = funnel_bytes(word(k - 1), word(k), r);
+        if constexpr (decltype(or_all)::value) backend::shared_or(row + k, v);
+        else row[k] = v;
+      }
+      backend::shared_or(row + 2 * Items, funnel_bytes(word(2 * Items - 1), 0u, r));
+    };
     auto cast_span = [&] {
       const group_cast ch = s.cast[g0];
       const group_cast ct = split ? s.cast[gl] : ch;
+      std::uint32_t enc[2 * Items];  // padded: the span's encoded units, placed below
 #pragma unroll
       for (int i = 0; i < Items; ++i) {
         const bool head = i < q || !split;
@@ -425,7 +372,16 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         std::uint32_t w[W];
         encode_scaled_unit<S, T, In, U>(keep[i], y, (head ? ch.in_range : ct.in_range) != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + i * U));
-        if (i < own && !(split && i == q)) *reinterpret_cast<uint2*>(stage_row + c0 + i * U) = uint2{w[0], w[1]};
+        if constexpr (padded) {
+          enc[2 * i] = w[0];
+          enc[2 * i + 1] = w[1];
+        } else if (i < own && !(split && i == q)) {
+          *reinterpret_cast<uint2*>(stage_row + c0 + i * U) = uint2{w[0], w[1]};
+        }
+      }
+      if constexpr (padded) {  // the head group's units (all of an unsplit span's) at its shift
+        const int head_units = split ? q : own;
+        place_run([&](int k) { return k / 2 < head_units ? enc[k] : 0u; }, c0 + ch.shift, std::false_type{});
       }
       if (split) {  // the unit across the boundary: each element by its own group's scale
         // kept in shared memory through the barriers: in registers it made ptxas spill, and
@@ -438,10 +394,27 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         std::uint32_t w[W];
         encode_scaled_unit<S, T, In, U>(rq, y, ch.in_range != 0 && ct.in_range != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + q * U));
-        *reinterpret_cast<uint2*>(stage_row + c0 + q * U) = uint2{w[0], w[1]};
+        if constexpr (padded) {
+          // the tail group's units at its shift, then the split unit's head bytes (below `at`) at
+          // the head's shift and its tail bytes at the tail's, each as a run of one unit
+          place_run([&](int k) { return k / 2 > q ? enc[k] : 0u; }, c0 + ct.shift, std::true_type{});
+          const std::uint32_t h0 = at >= 4 ? w[0] : w[0] & ((1u << (8 * at)) - 1u);
+          const std::uint32_t h1 = at >= 4 ? w[1] & ((std::uint32_t{1} << (8 * (at - 4))) - 1u) : 0u;
+          auto place_unit = [&](std::uint32_t u0w, std::uint32_t u1w, int base) {
+            const int r = base & 3;
+            auto* row = reinterpret_cast<std::uint32_t*>(stage_row + (base - r));
+            backend::shared_or(row, funnel_bytes(0u, u0w, r));
+            backend::shared_or(row + 1, funnel_bytes(u0w, u1w, r));
+            backend::shared_or(row + 2, funnel_bytes(u1w, 0u, r));
+          };
+          place_unit(h0, h1, c0 + q * U + ch.shift);
+          place_unit(w[0] & ~h0, w[1] & ~h1, c0 + q * U + ct.shift);
+        } else {
+          *reinterpret_cast<uint2*>(stage_row + c0 + q * U) = uint2{w[0], w[1]};
+        }
       }
     };
-    if (many) cast_span_elements<S, In>(s, G, src, c0, c1, stage_row, seed, row_index);
+    if (many) cast_span_elements<S, In, Padded>(s, G, src, c0, c1, stage_row, seed, row_index);
     else if (g0 < G) cast_span();
     prev = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));
   }
