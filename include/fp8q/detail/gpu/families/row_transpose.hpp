@@ -89,6 +89,20 @@ __device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_s
                                            int tid, int threads) {
   constexpr int U = unit_elems<In>;
   const In* src = in.data + in.offset(b, r0, c0);  // [rows_here, ld] In: the tile's first element
+  if (rows_here == rt_rows && cols_here == rt_units * U && threads % rt_units == 0) {
+    // A whole tile (all but the edges): each thread copies one unit column, every threads /
+    // rt_units rows, stepping a pointer; the general loop's per-copy index arithmetic (64-bit
+    // row offset, division, cut units) was a quarter of row_band's instructions (docs/design.md).
+    const int u = static_cast<int>(static_cast<unsigned>(tid) % rt_units);
+    const int step = threads / rt_units;
+    const std::int64_t src_step = static_cast<std::int64_t>(step) * in.ld;
+    const In* s = src + static_cast<std::int64_t>(static_cast<unsigned>(tid) / rt_units) * in.ld + u * U;
+#pragma unroll
+    for (int r = static_cast<int>(static_cast<unsigned>(tid) / rt_units); r < rt_rows; r += step, s += src_step)
+      backend::async_copy16(&sh.tile[r][quad_tile_slot(r, u)], s, 16);
+    backend::async_commit();
+    return;
+  }
   for (int i = tid; i < rt_rows * rt_units; i += threads) {
     const int r = i / rt_units;
     const int u = i % rt_units;
