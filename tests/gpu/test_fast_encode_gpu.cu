@@ -8,6 +8,9 @@
 //       whose magnitudes are below the first overflowing one;
 //   (2) stochastic rounding on 2^28 inputs per format and policy, both NaN rules;
 //   (3) fnuz_word_via_ocp for e4m3fnuz and e5m2fnuz (saturate) on every f32 pattern (sm_89+);
+//       and the kernels' hardware word path for e4m3fn and e5m2 (gpu::encode_words and
+//       gpu::encode_words_in_range under convert_path::hardware, over backend::hw_encode_word_sat)
+//       on every f32 pattern;
 //   (4) a report, not a check: a one-warp-per-row bf16 -> fp8 kernel (16384 x 5120, 4 rotating
 //       inputs so L2 holds none, CUDA-event median of 20 runs) with the fast encoder, the
 //       hardware conversion, today's encode and the fnuz candidate, as GB/s and as a fraction of
@@ -35,6 +38,8 @@
 #include "fp8q/device.hpp"
 #include "fp8q/scale.hpp"
 #include "gpu_check.hpp"
+
+#include "fp8q/detail/gpu/tile.hpp"  // after device.hpp, which declares its backend
 
 namespace {
 
@@ -138,6 +143,44 @@ __global__ void fnuz_ocp_all_inputs(tally* t) {
   }
 }
 
+// (3) kinds: 0 encode_words, 1 encode_words_in_range where all four magnitudes are below the
+// first overflowing one; both against encode(canonical_nan(x), saturate).
+template <format F>
+__global__ void hw_words_all_inputs(tally* t) {
+  namespace dg = fp8q::detail::gpu;
+  constexpr fp8q::spec S{.out = F};
+  constexpr fp8q::tuning T{.convert = fp8q::convert_path::hardware};
+  static_assert(dg::use_hw_convert<S, T>(), "the hardware word path");
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t g = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; g < all_groups; g += stride) {
+    float v[4];
+    std::uint32_t u[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      u[j] = static_cast<std::uint32_t>(4 * g + j);
+      v[j] = f32_of(u[j]);
+    }
+    std::uint32_t w[1] = {};
+    dg::encode_words<S, T>(v, w, 0, [](int) { return std::uint64_t{0}; });
+    bool in_range = true;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) in_range = in_range && fast::in_range_magnitude<F>(u[j] & 0x7fffffffu);
+    std::uint32_t wr[1] = {};
+    if (in_range) {
+      const std::uint32_t signs[1] = {fast::gather_byte<3>(u[0], u[1], u[2], u[3])};
+      dg::encode_words_in_range<S, T>(v, signs, wr);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::uint32_t want = fp8q::encode<F>(fp8q::canonical_nan(v[j]), overflow::saturate).bits;
+      const std::uint32_t got = (w[0] >> (8 * j)) & 0xffu;
+      if (got != want) record(t, 0, u[j], want, got);
+      const std::uint32_t got_r = (wr[0] >> (8 * j)) & 0xffu;
+      if (in_range && got_r != want) record(t, 1, u[j], want, got_r);
+    }
+  }
+}
+
 struct gpu {
   int blocks = 0;
   cudaStream_t stream = nullptr;
@@ -216,8 +259,7 @@ __device__ inline uint2 encode8(const float (&x)[8], float s) {
   } else if constexpr (V == variant::hw_e4m3fn) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      const std::uint32_t x4 = fp8q::detail::nv::ocp_pair<format::e4m3fn>(v[4 * k], v[4 * k + 1]) |
-                               (fp8q::detail::nv::ocp_pair<format::e4m3fn>(v[4 * k + 2], v[4 * k + 3]) << 16);
+      const std::uint32_t x4 = fp8q::detail::nv::ocp_word<format::e4m3fn>(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
       const std::uint32_t mask = fp8q::nan_byte_mask<format::e4m3fn>(x4);
       w[k] = (x4 & ~mask) | (0x7f7f7f7fu & mask);
     }
@@ -359,6 +401,8 @@ const char* const nearest_kinds[] = {"elements (encode's NaN rule)", "words (enc
                                      "in-range words (magnitudes below the first overflow)"};
 const char* const sr_kinds[] = {"encode's NaN rule", "canonical NaN"};
 const char* const ocp_kinds[] = {"vs encode(canonical_nan(x), saturate)"};
+const char* const hw_word_kinds[] = {"encode_words vs encode(canonical_nan(x), saturate)",
+                                     "encode_words_in_range, in-range words, vs the same"};
 
 int parse_device(int argc, char** argv, int count) {
   int dev = 0;
@@ -420,6 +464,12 @@ int main(int argc, char** argv) {
     }) && ok;
     ok = run_check(g, "e5m2fnuz via OCP cvt, all 2^32 inputs", ocp_kinds, 1, 1ull << 32, [&](tally* t) {
       fnuz_ocp_all_inputs<format::e5m2fnuz><<<g.blocks, 256, 0, g.stream>>>(t);
+    }) && ok;
+    ok = run_check(g, "e4m3fn hardware words, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32, [&](tally* t) {
+      hw_words_all_inputs<format::e4m3fn><<<g.blocks, 256, 0, g.stream>>>(t);
+    }) && ok;
+    ok = run_check(g, "e5m2 hardware words, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32, [&](tally* t) {
+      hw_words_all_inputs<format::e5m2><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
     if (bench) run_bench(g);
   } else {

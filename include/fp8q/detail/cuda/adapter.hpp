@@ -492,6 +492,14 @@ __device__ inline unsigned short hw_encode_pair_sat(float lo, float hi) {
   return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, kind);
 }
 
+/// Four values to a word of codes (byte j: v[j]), saturating; NaN inputs as for
+/// hw_encode_pair_sat.
+template <format F>
+__device__ inline std::uint32_t hw_encode_word_sat(float v0, float v1, float v2, float v3) {
+  static_assert(has_hw_convert<F>, "fp8q: no NVIDIA hardware conversion for this format");
+  return detail::nv::ocp_word<F>(v0, v1, v2, v3);
+}
+
 /// The fnuz formats through the OCP converters (detail/cuda/fnuz_convert.hpp): four values to a
 /// word of fnuz codes, saturating. Taken only when a tuning asks for convert_path::hardware, the
 /// automatic path staying in software until tests/gpu/test_fast_encode_gpu has shown it equal

@@ -236,7 +236,8 @@ __device__ inline std::uint8_t word_byte(const std::uint32_t (&w)[W], int k) {
 /// The words of one unit's scaled values y (each element times its own group's scale), by the
 /// in-range encoder where `in_range` holds for every group the unit touches (signs from the
 /// input's own bits), else by encode_words; index0: the logical index of the unit's first element.
-template <spec S, tuning T, class In, int U>
+/// J: how a hardware word is joined (tile.hpp; a register-allocation choice, the same bytes).
+template <spec S, tuning T, class In, int U, hw_join J = hw_join::converter>
 __device__ inline void encode_scaled_unit(const unit_raw<In, U>& raw, const float (&y)[U], bool in_range,
                                           std::uint32_t (&w)[U / 4], std::uint64_t seed, std::uint64_t index0) {
   constexpr int W = U / 4;
@@ -244,9 +245,9 @@ __device__ inline void encode_scaled_unit(const unit_raw<In, U>& raw, const floa
     if constexpr (decltype(fits)::value) {
       std::uint32_t signs[W];
       unit_signs<In, U>(raw, signs);
-      encode_words_in_range<S, T>(y, signs, w);
+      encode_words_in_range<S, T, J>(y, signs, w);
     } else {
-      encode_words<S, T>(y, w, seed, [&](int k) { return index0 + k; });
+      encode_words<S, T, J>(y, w, seed, [&](int k) { return index0 + k; });
     }
   });
 }

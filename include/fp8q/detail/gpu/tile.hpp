@@ -238,12 +238,18 @@ __device__ inline void encode_n(const float (&v)[N], std::uint8_t (&q)[N], std::
   }
 }
 
+/// How the hardware path joins a word's two pair conversions: in the converter (the second
+/// writes the first's high half: no packing instruction) or by packing two independent results
+/// (`permute`). The same bytes; the choice is register allocation only: ptxas schedules the
+/// joined form differently, and a kernel at its register bound can spill with it (docs/design.md).
+enum class hw_join : unsigned char { converter, permute };
+
 /// encode_n packed four bytes to a word (little-endian): N (a multiple of 4) scaled values to
 /// N / 4 words. Where the hardware converter is used for a format whose NaNs all have the top
 /// code bits set (e4m3fn, e5m2), its pairs are packed directly and NaN encodings, which a
 /// saturating converter returns for NaN inputs and for nothing else, become the canonical NaN
 /// byte four at a time; that is the same rule as encode_n's, in fewer instructions.
-template <spec S, tuning T, int N, class IndexFn>
+template <spec S, tuning T, hw_join J = hw_join::converter, int N, class IndexFn>
 __device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 4], std::uint64_t seed,
                                     IndexFn index) {
   static_assert(N % 4 == 0, "whole words");
@@ -253,9 +259,13 @@ __device__ inline void encode_words(const float (&v)[N], std::uint32_t (&w)[N / 
     constexpr std::uint32_t nan_q = encode<S.out>(canonical_nan(__builtin_nanf("")), S.overflow).bits;
 #pragma unroll
     for (int k = 0; k < N / 4; ++k) {
-      const std::uint32_t lo = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]);
-      const std::uint32_t hi = backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3]);
-      const std::uint32_t x = lo | (hi << 16);
+      std::uint32_t x = 0;
+      if constexpr (J == hw_join::converter) {
+        x = backend::hw_encode_word_sat<S.out>(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+      } else {
+        x = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]) |
+            (std::uint32_t{backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3])} << 16);
+      }
       const std::uint32_t mask = nan_byte_mask<S.out>(x);
       w[k] = (x & ~mask) | (nan_q * 0x01010101u & mask);
     }
@@ -305,7 +315,7 @@ __device__ inline bool in_range_group(std::uint32_t amax_bits, float s) {
 
 /// encode_words for the scaled values of a group that passed in_range_group: no NaN fix-up, no
 /// clamp; signs[k] has bit 7 of byte j set when v[4k + j] is negative.
-template <spec S, tuning T, int N>
+template <spec S, tuning T, hw_join J = hw_join::converter, int N>
 __device__ inline void encode_words_in_range(const float (&v)[N], const std::uint32_t (&signs)[N / 4],
                                              std::uint32_t (&w)[N / 4]) {
   static_assert(N % 4 == 0, "whole words");
@@ -314,9 +324,13 @@ __device__ inline void encode_words_in_range(const float (&v)[N], const std::uin
     // other paths add)
 #pragma unroll
     for (int k = 0; k < N / 4; ++k) {
-      const std::uint32_t lo = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]);
-      const std::uint32_t hi = backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3]);
-      w[k] = fast::perm<0, 1, 4, 5>(hi, lo);
+      if constexpr (J == hw_join::converter) {
+        w[k] = backend::hw_encode_word_sat<S.out>(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+      } else {
+        const std::uint32_t lo = backend::hw_encode_pair_sat<S.out>(v[4 * k], v[4 * k + 1]);
+        const std::uint32_t hi = backend::hw_encode_pair_sat<S.out>(v[4 * k + 2], v[4 * k + 3]);
+        w[k] = fast::perm<0, 1, 4, 5>(hi, lo);
+      }
     }
   } else if constexpr (use_hw_fnuz_word<S, T>()) {
 #pragma unroll

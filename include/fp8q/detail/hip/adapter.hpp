@@ -321,24 +321,50 @@ __device__ inline std::uint32_t hw_fnuz_word_sat(const float (&)[4]) {
 /// identical to the software encode.
 inline constexpr bool hw_convert_by_default = false;
 
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+// The converter rounds but does not saturate: clamp first. NaN fails both comparisons and passes
+// through unclamped, so the hardware writes its NaN.
+template <format F>
+__device__ inline float hw_clamp(float v) {
+  constexpr float max = traits(F).max;
+  return v > max ? max : (v < -max ? -max : v);
+}
+
+// v_cvt_pk_{fp8,bf8}_f32: two codes into the low (High false) or the high half of old.
+template <format F, bool High>
+__device__ inline int hw_convert_half(float lo, float hi, int old) {
+  if constexpr (F == format::e4m3fnuz || F == format::e4m3fn) {
+    return __builtin_amdgcn_cvt_pk_fp8_f32(hw_clamp<F>(lo), hw_clamp<F>(hi), old, High);
+  } else {
+    return __builtin_amdgcn_cvt_pk_bf8_f32(hw_clamp<F>(lo), hw_clamp<F>(hi), old, High);
+  }
+}
+#endif
+
 template <format F>
 __device__ inline unsigned short hw_encode_pair_sat(float lo, float hi) {
 #if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
-  constexpr float max = traits(F).max;
-  // NaN fails both comparisons and passes through unclamped: the hardware writes its NaN.
-  lo = lo > max ? max : (lo < -max ? -max : lo);
-  hi = hi > max ? max : (hi < -max ? -max : hi);
-  int packed = 0;
-  if constexpr (F == format::e4m3fnuz || F == format::e4m3fn) {
-    packed = __builtin_amdgcn_cvt_pk_fp8_f32(lo, hi, 0, false);
-  } else {
-    packed = __builtin_amdgcn_cvt_pk_bf8_f32(lo, hi, 0, false);
-  }
-  return static_cast<unsigned short>(packed & 0xffff);
+  return static_cast<unsigned short>(hw_convert_half<F, false>(lo, hi, 0) & 0xffff);
 #else
   (void)lo;
   (void)hi;
   return 0;  // never called: dispatch only selects the hardware path where has_hw_convert holds
+#endif
+}
+
+/// Four values to a word of codes (byte j: v[j]), saturating: the second conversion writes the
+/// high half of the first's result, so no packing follows.
+template <format F>
+__device__ inline std::uint32_t hw_encode_word_sat(float v0, float v1, float v2, float v3) {
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+  const int lo = hw_convert_half<F, false>(v0, v1, 0);
+  return static_cast<std::uint32_t>(hw_convert_half<F, true>(v2, v3, lo));
+#else
+  (void)v0;
+  (void)v1;
+  (void)v2;
+  (void)v3;
+  return 0;  // never called, as hw_encode_pair_sat
 #endif
 }
 

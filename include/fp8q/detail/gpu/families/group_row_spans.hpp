@@ -357,6 +357,10 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
       }
       backend::shared_or(row + 2 * Items, funnel_bytes(word(2 * Items - 1), 0u, r));
     };
+    // Unpadded, the kernel sits at 128 registers with no room: the converter-joined word made
+    // ptxas spill there (8 bytes, CUDA 13), the permute does not; padded fits either way and runs
+    // faster joined (docs/design.md, "Holding tiles on chip").
+    constexpr hw_join join = padded ? hw_join::converter : hw_join::permute;
     auto cast_span = [&] {
       const group_cast ch = s.cast[g0];
       const group_cast ct = split ? s.cast[gl] : ch;
@@ -370,7 +374,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
 #pragma unroll
         for (int e = 0; e < U; ++e) y[e] *= sc;
         std::uint32_t w[W];
-        encode_scaled_unit<S, T, In, U>(keep[i], y, (head ? ch.in_range : ct.in_range) != 0, w, seed,
+        encode_scaled_unit<S, T, In, U, join>(keep[i], y, (head ? ch.in_range : ct.in_range) != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + i * U));
         if constexpr (padded) {
           enc[2 * i] = w[0];
@@ -392,7 +396,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
 #pragma unroll
         for (int e = 0; e < U; ++e) y[e] *= e < at ? ch.scale : ct.scale;
         std::uint32_t w[W];
-        encode_scaled_unit<S, T, In, U>(rq, y, ch.in_range != 0 && ct.in_range != 0, w, seed,
+        encode_scaled_unit<S, T, In, U, join>(rq, y, ch.in_range != 0 && ct.in_range != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + q * U));
         if constexpr (padded) {
           // the tail group's units at its shift, then the split unit's head bytes (below `at`) at
