@@ -341,22 +341,25 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     backend::block_sync();
 
     const std::uint64_t row_index = logical_index(b, r, 0, M, in.cols);
-    // Padded: a run of the span's encoded bytes (word k of `word`, k < 2 Items; zeros outside the
-    // run) placed from byte `base` of the staging row: its words 1 .. 2 Items - 1 lie in this
-    // thread's output and padding (stored, or OR-ed where a second run shares them), its first and
-    // last words are shared with the neighbours' (OR-ed into the zeroed row).
-    auto place_run = [&](auto word, int base, auto or_all) {
+    // Padded: a run of encoded bytes (word k of `word`, k < Words; zeros outside the run) placed
+    // from byte `base` of the staging row: its words 1 .. Words - 1 lie in this thread's output
+    // and padding (stored, or OR-ed where a second run shares them), its first and last words
+    // are shared with the neighbours' (OR-ed into the zeroed row).
+    auto place_run = [&](auto words, auto word, int base, auto or_all) {
+      constexpr int n = decltype(words)::value;
       const int r = base & 3;
       auto* row = reinterpret_cast<std::uint32_t*>(stage_row + (base - r));  // word k: run bytes [4k - r, 4k - r + 4)
       backend::shared_or(row, funnel_bytes(0u, word(0), r));
 #pragma unroll
-      for (int k = 1; k < 2 * Items; ++k) {
+      for (int k = 1; k < n; ++k) {
         const std::uint32_t v = funnel_bytes(word(k - 1), word(k), r);
         if constexpr (decltype(or_all)::value) backend::shared_or(row + k, v);
         else row[k] = v;
       }
-      backend::shared_or(row + 2 * Items, funnel_bytes(word(2 * Items - 1), 0u, r));
+      backend::shared_or(row + n, funnel_bytes(word(n - 1), 0u, r));
     };
+    using span_words = std::integral_constant<int, 2 * Items>;  // a span's run
+    using unit_words = std::integral_constant<int, 2>;          // one unit's
     // Unpadded, the kernel sits at 128 registers with no room: the converter-joined word made
     // ptxas spill there (8 bytes, CUDA 13), the permute does not; padded fits either way and runs
     // faster joined (docs/design.md, "Holding tiles on chip").
@@ -385,7 +388,8 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
       }
       if constexpr (padded) {  // the head group's units (all of an unsplit span's) at its shift
         const int head_units = split ? q : own;
-        place_run([&](int k) { return k / 2 < head_units ? enc[k] : 0u; }, c0 + ch.shift, std::false_type{});
+        place_run(span_words{}, [&](int k) { return k / 2 < head_units ? enc[k] : 0u; }, c0 + ch.shift,
+                  std::false_type{});
       }
       if (split) {  // the unit across the boundary: each element by its own group's scale
         // kept in shared memory through the barriers: in registers it made ptxas spill, and
@@ -401,18 +405,14 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         if constexpr (padded) {
           // the tail group's units at its shift, then the split unit's head bytes (below `at`) at
           // the head's shift and its tail bytes at the tail's, each as a run of one unit
-          place_run([&](int k) { return k / 2 > q ? enc[k] : 0u; }, c0 + ct.shift, std::true_type{});
+          place_run(span_words{}, [&](int k) { return k / 2 > q ? enc[k] : 0u; }, c0 + ct.shift,
+                    std::true_type{});
           const std::uint32_t h0 = at >= 4 ? w[0] : w[0] & ((1u << (8 * at)) - 1u);
           const std::uint32_t h1 = at >= 4 ? w[1] & ((std::uint32_t{1} << (8 * (at - 4))) - 1u) : 0u;
-          auto place_unit = [&](std::uint32_t u0w, std::uint32_t u1w, int base) {
-            const int r = base & 3;
-            auto* row = reinterpret_cast<std::uint32_t*>(stage_row + (base - r));
-            backend::shared_or(row, funnel_bytes(0u, u0w, r));
-            backend::shared_or(row + 1, funnel_bytes(u0w, u1w, r));
-            backend::shared_or(row + 2, funnel_bytes(u1w, 0u, r));
-          };
-          place_unit(h0, h1, c0 + q * U + ch.shift);
-          place_unit(w[0] & ~h0, w[1] & ~h1, c0 + q * U + ct.shift);
+          place_run(unit_words{}, [&](int k) { return k == 0 ? h0 : h1; }, c0 + q * U + ch.shift,
+                    std::true_type{});
+          place_run(unit_words{}, [&](int k) { return k == 0 ? w[0] & ~h0 : w[1] & ~h1; },
+                    c0 + q * U + ct.shift, std::true_type{});
         } else {
           *reinterpret_cast<uint2*>(stage_row + c0 + q * U) = uint2{w[0], w[1]};
         }
