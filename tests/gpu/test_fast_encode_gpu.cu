@@ -75,6 +75,20 @@ __device__ void record(tally* t, int kind, std::uint32_t u, std::uint32_t want, 
   if (slot < max_examples) t->ex[slot] = example{u, want, got, static_cast<std::uint32_t>(kind)};
 }
 
+// The four consecutive f32 patterns of group g (u: bits, v: values), and whether all four
+// magnitudes lie below F's first overflowing one (where the in-range encoders apply).
+template <format F>
+__device__ bool group_inputs(std::uint64_t g, std::uint32_t (&u)[4], float (&v)[4]) {
+  bool in_range = true;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    u[j] = static_cast<std::uint32_t>(4 * g + j);
+    v[j] = f32_of(u[j]);
+    in_range = in_range && fast::in_range_magnitude<F>(u[j] & 0x7fffffffu);
+  }
+  return in_range;
+}
+
 // (1) kinds: 0 elements vs encode, 1 words vs encode(canonical_nan(x)), 2 the in-range word
 // (encode_word_in_range, signs from the inputs) where all four magnitudes are below the first
 // overflowing one, vs the same.
@@ -84,15 +98,8 @@ __global__ void fast_all_inputs(tally* t) {
   for (std::uint64_t g = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; g < all_groups; g += stride) {
     float v[4];
     std::uint32_t u[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      u[j] = static_cast<std::uint32_t>(4 * g + j);
-      v[j] = f32_of(u[j]);
-    }
+    const bool in_range = group_inputs<F>(g, u, v);
     const std::uint32_t w = fast::encode_word<F, Ov, fast::nan_rule::canonical>(v);
-    bool in_range = true;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) in_range = in_range && fast::in_range_magnitude<F>(u[j] & 0x7fffffffu);
     const std::uint32_t wr = in_range ? fast::encode_word_in_range<F>(v, fast::gather_byte<3>(u[0], u[1], u[2], u[3])) : 0u;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -155,16 +162,9 @@ __global__ void hw_words_all_inputs(tally* t) {
   for (std::uint64_t g = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; g < all_groups; g += stride) {
     float v[4];
     std::uint32_t u[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      u[j] = static_cast<std::uint32_t>(4 * g + j);
-      v[j] = f32_of(u[j]);
-    }
+    const bool in_range = group_inputs<F>(g, u, v);
     std::uint32_t w[1] = {};
     dg::encode_words<S, T>(v, w, 0, [](int) { return std::uint64_t{0}; });
-    bool in_range = true;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) in_range = in_range && fast::in_range_magnitude<F>(u[j] & 0x7fffffffu);
     std::uint32_t wr[1] = {};
     if (in_range) {
       const std::uint32_t signs[1] = {fast::gather_byte<3>(u[0], u[1], u[2], u[3])};
