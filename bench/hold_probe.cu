@@ -87,9 +87,11 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
     if (tid == 0) fp8q::backend::count_release(done + t.band);
   };
   auto complete = [&](const gd::band_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.band)) >= plan.strips; };
-  auto cast = [&](int slot, const gd::band_tile& t) {
-    if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
-    fp8q::backend::block_sync();
+  auto cast = [&](int slot, const gd::band_tile& t, bool known_complete) {
+    if (!known_complete) {
+      if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
+      fp8q::backend::block_sync();
+    }
     std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
     for (int it = tid; it < 32 * 8; it += 128) {
       const int uc = it / 32, q = it % 32;
@@ -99,7 +101,7 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
       gd::store_quad_columns<8>(qw, base + (uc * 8) * K + 4 * q, K, 8);
     }
   };
-  gd::hold_and_cast(tickets, plan.items, words, at, copy, count, complete, cast);
+  gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, complete, cast);
 }
 
 // 3D colwise: in [E, K, N] bf16 row-major, out [E, K, N] bytes row-major
@@ -119,9 +121,11 @@ __global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<c
     if (tid == 0) fp8q::backend::count_release(done + t.strip);
   };
   auto complete = [&](const gd::strip_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.strip)) >= plan.chunks; };
-  auto cast = [&](int slot, const gd::strip_tile& t) {
-    if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
-    fp8q::backend::block_sync();
+  auto cast = [&](int slot, const gd::strip_tile& t, bool known_complete) {
+    if (!known_complete) {
+      if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
+      fp8q::backend::block_sync();
+    }
     for (int it = tid; it < 128 * 8; it += 128) {
       const int r = it / 8, u = it % 8;
       std::uint32_t w[2];
@@ -129,7 +133,7 @@ __global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<c
       *reinterpret_cast<uint2*>(out + (t.b * K + t.r0 + r) * N + t.c0 + u * 8) = make_uint2(w[0], w[1]);
     }
   };
-  gd::hold_and_cast(tickets, plan.items, words, at, copy, count, complete, cast);
+  gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, complete, cast);
 }
 
 constexpr fq::spec row{.out = fq::format::e4m3fn, .granularity = fq::granularity::row};

@@ -25,13 +25,22 @@ struct held_words {
 // waits on no strip takes it, as long as more blocks of the grid run at once than a strip has
 // tiles (the families' accepts() ask for twice that of the device's occupancy). When tile k's strip is already complete as tile
 // k' goes out, tile k is cast while tile k' lands, and tile k' is counted after.
-//   at(k)            the tile of ticket k (a value the other calls take)
-//   copy(slot, t)    start copying tile t into slot (asynchronous copies, committed)
-//   count(slot, t)   after the copy landed and a barrier: add the tile to its strip's amax, a
-//                    barrier, then count it into its strip's counter with release (thread 0)
-//   complete(t)      thread 0: whether t's strip is complete (acquire)
-//   cast(slot, t)    wait until t's strip is complete (acquire), then cast the tile
-template <class At, class Copy, class Count, class Complete, class Cast>
+//   at(k)              the tile of ticket k (a value the other calls take)
+//   copy(slot, t)      start copying tile t into slot (asynchronous copies, committed)
+//   count(slot, t)     after the copy landed and a barrier: add the tile to its strip's amax, a
+//                      barrier, then count it into its strip's counter with release (thread 0)
+//   complete(t)        thread 0: whether t's strip is complete (acquire)
+//   cast(slot, t, ok)  cast the tile; ok: thread 0 saw t's strip complete and a barrier followed,
+//                      else first wait until it is (acquire)
+// Where the whole block waits is what the pipeline costs (docs/design.md, "Holding tiles on
+// chip", the barrier cuts): thread 0 takes the next ticket and asks whether the held tile's strip
+// is complete before one barrier (both round trips to L2 in flight together); a strip seen
+// complete is not asked again before the cast; and where the tile was cast before the next one
+// was counted, the count's barrier has already freed the cast's slot and the words.
+// CountFirst: count tile k' before casting tile k even when tile k's strip is complete. The
+// count's release then waits on no stores of the cast; it measured faster where the cast is long
+// (the software encoder) and slower where it is short (the hardware converter).
+template <bool CountFirst, class At, class Copy, class Count, class Complete, class Cast>
 __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items, held_words& w, At at, Copy copy,
                                      Count count, Complete complete, Cast cast) {
   const int tid = static_cast<int>(threadIdx.x);
@@ -45,32 +54,37 @@ __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items,
   backend::block_sync();
   count(0, cur);
   int s = 0;
+  bool free = true;  // every thread is past its reads of the words and of slot s ^ 1
   for (;;) {
-    backend::block_sync();  // every thread has read the words, and slot s ^ 1 is free
-    if (tid == 0) w.ticket = backend::take_ticket(tickets);
+    if (!free) backend::block_sync();
+    if (tid == 0) {
+      const std::uint32_t ticket = backend::take_ticket(tickets);
+      const bool ready = complete(cur);
+      w.ticket = ticket;
+      w.complete = ready ? 1 : 0;
+    }
     backend::block_sync();
     const std::int64_t k2 = w.ticket;
     const bool more = k2 < items;
+    const bool ready = w.complete != 0;
     decltype(cur) nxt{};
     if (more) {
       nxt = at(k2);
       copy(s ^ 1, nxt);
     }
-    if (tid == 0) w.complete = complete(cur) ? 1 : 0;
-    backend::block_sync();
-    const bool ready = w.complete != 0;
-    if (more && !ready) {  // count tile k' before blocking on tile k's strip
+    if (more && (CountFirst || !ready)) {  // count tile k' before blocking on tile k's strip
       backend::async_wait<0>();
       backend::block_sync();
       count(s ^ 1, nxt);
     }
-    cast(s, cur);
+    cast(s, cur, ready);
     if (!more) break;
-    if (ready) {
+    if (!CountFirst && ready) {  // this barrier also frees slot s and the words for the next turn
       backend::async_wait<0>();
       backend::block_sync();
       count(s ^ 1, nxt);
     }
+    free = !CountFirst && ready;
     s ^= 1;
     cur = nxt;
   }
