@@ -9,7 +9,8 @@
 //   (2) stochastic rounding on 2^28 inputs per format and policy, both NaN rules;
 //   (3) fnuz_word_via_ocp for e4m3fnuz and e5m2fnuz (saturate) on every f32 pattern (sm_89+);
 //       and the kernels' hardware word path for e4m3fn and e5m2 (gpu::encode_words and
-//       gpu::encode_words_in_range under convert_path::hardware, over backend::hw_encode_word_sat)
+//       gpu::encode_words_in_range under convert_path::hardware, over backend::hw_encode_word_sat,
+//       and over the two pairs joined by a permute, hw_join::permute)
 //       on every f32 pattern;
 //   (4) a report, not a check: a one-warp-per-row bf16 -> fp8 kernel (16384 x 5120, 4 rotating
 //       inputs so L2 holds none, CUDA-event median of 20 runs) with the fast encoder, the
@@ -151,8 +152,10 @@ __global__ void fnuz_ocp_all_inputs(tally* t) {
 }
 
 // (3) kinds: 0 encode_words, 1 encode_words_in_range where all four magnitudes are below the
-// first overflowing one; both against encode(canonical_nan(x), saturate).
-template <format F>
+// first overflowing one; both against encode(canonical_nan(x), saturate). J: how a word's two
+// conversions are joined (the converter's own word, or two pairs and a byte permute, which
+// group_row_spans' unpadded kernel takes).
+template <format F, fp8q::detail::gpu::hw_join J>
 __global__ void hw_words_all_inputs(tally* t) {
   namespace dg = fp8q::detail::gpu;
   constexpr fp8q::spec S{.out = F};
@@ -164,11 +167,11 @@ __global__ void hw_words_all_inputs(tally* t) {
     std::uint32_t u[4];
     const bool in_range = group_inputs<F>(g, u, v);
     std::uint32_t w[1] = {};
-    dg::encode_words<S, T>(v, w, 0, [](int) { return std::uint64_t{0}; });
+    dg::encode_words<S, T, J>(v, w, 0, [](int) { return std::uint64_t{0}; });
     std::uint32_t wr[1] = {};
     if (in_range) {
       const std::uint32_t signs[1] = {fast::gather_byte<3>(u[0], u[1], u[2], u[3])};
-      dg::encode_words_in_range<S, T>(v, signs, wr);
+      dg::encode_words_in_range<S, T, J>(v, signs, wr);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -465,12 +468,21 @@ int main(int argc, char** argv) {
     ok = run_check(g, "e5m2fnuz via OCP cvt, all 2^32 inputs", ocp_kinds, 1, 1ull << 32, [&](tally* t) {
       fnuz_ocp_all_inputs<format::e5m2fnuz><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
+    using fp8q::detail::gpu::hw_join;
     ok = run_check(g, "e4m3fn hardware words, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32, [&](tally* t) {
-      hw_words_all_inputs<format::e4m3fn><<<g.blocks, 256, 0, g.stream>>>(t);
+      hw_words_all_inputs<format::e4m3fn, hw_join::converter><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
     ok = run_check(g, "e5m2 hardware words, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32, [&](tally* t) {
-      hw_words_all_inputs<format::e5m2><<<g.blocks, 256, 0, g.stream>>>(t);
+      hw_words_all_inputs<format::e5m2, hw_join::converter><<<g.blocks, 256, 0, g.stream>>>(t);
     }) && ok;
+    ok = run_check(g, "e4m3fn hardware pairs joined by a permute, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32,
+                   [&](tally* t) {
+                     hw_words_all_inputs<format::e4m3fn, hw_join::permute><<<g.blocks, 256, 0, g.stream>>>(t);
+                   }) && ok;
+    ok = run_check(g, "e5m2 hardware pairs joined by a permute, all 2^32 inputs", hw_word_kinds, 2, 1ull << 32,
+                   [&](tally* t) {
+                     hw_words_all_inputs<format::e5m2, hw_join::permute><<<g.blocks, 256, 0, g.stream>>>(t);
+                   }) && ok;
     if (bench) run_bench(g);
   } else {
     std::printf("fnuz via OCP cvt and the throughput probe skipped: no FP8 conversion instructions\n");
