@@ -87,11 +87,7 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
     if (tid == 0) fp8q::backend::count_release(done + t.band);
   };
   auto complete = [&](const gd::band_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.band)) >= plan.strips; };
-  auto cast = [&](int slot, const gd::band_tile& t, bool known_complete) {
-    if (!known_complete) {
-      if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
-      fp8q::backend::block_sync();
-    }
+  auto cast = [&](int slot, const gd::band_tile& t) {
     std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
     for (int it = tid; it < 32 * 8; it += 128) {
       const int uc = it / 32, q = it % 32;
@@ -121,11 +117,7 @@ __global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<c
     if (tid == 0) fp8q::backend::count_release(done + t.strip);
   };
   auto complete = [&](const gd::strip_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.strip)) >= plan.chunks; };
-  auto cast = [&](int slot, const gd::strip_tile& t, bool known_complete) {
-    if (!known_complete) {
-      if (tid == 0) while (!complete(t)) fp8q::backend::spin_pause();
-      fp8q::backend::block_sync();
-    }
+  auto cast = [&](int slot, const gd::strip_tile& t) {
     for (int it = tid; it < 128 * 8; it += 128) {
       const int r = it / 8, u = it % 8;
       std::uint32_t w[2];

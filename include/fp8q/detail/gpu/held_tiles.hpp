@@ -30,8 +30,8 @@ struct held_words {
 //   count(slot, t)     after the copy landed and a barrier: add the tile to its strip's amax, a
 //                      barrier, then count it into its strip's counter with release (thread 0)
 //   complete(t)        thread 0: whether t's strip is complete (acquire)
-//   cast(slot, t, ok)  cast the tile; ok: thread 0 saw t's strip complete and a barrier followed,
-//                      else first wait until it is (acquire)
+//   cast(slot, t)      cast the tile, once thread 0 has seen its strip complete and a barrier
+//                      followed (the pipeline waits for that)
 // Where the whole block waits is what the pipeline costs (docs/design.md, "Holding tiles on
 // chip", the barrier cuts): thread 0 takes the next ticket and asks whether the held tile's strip
 // is complete before one barrier (both round trips to L2 in flight together); a strip seen
@@ -77,7 +77,13 @@ __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items,
       backend::block_sync();
       count(s ^ 1, nxt);
     }
-    cast(s, cur, ready);
+    if (!ready) {  // wait for tile k's strip
+      if (tid == 0) {
+        while (!complete(cur)) backend::spin_pause();
+      }
+      backend::block_sync();
+    }
+    cast(s, cur);
     if (!more) break;
     if (!CountFirst && ready) {  // this barrier also frees slot s and the words for the next turn
       backend::async_wait<0>();

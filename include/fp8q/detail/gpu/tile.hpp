@@ -199,6 +199,12 @@ __device__ constexpr bool use_hw_fnuz_word() {
          S.overflow == overflow::saturate && backend::has_hw_fnuz_word<S.out>;
 }
 
+/// Whether tuning T encodes spec S in software (neither hardware path applies).
+template <spec S, tuning T>
+__device__ constexpr bool software_cast() {
+  return !use_hw_convert<S, T>() && !use_hw_fnuz_word<S, T>();
+}
+
 /// q for one already-scaled value v = x * s in software: the branch-free encoder
 /// (detail/fast_encode.hpp), byte-equal to fp8q::encode of canonical_nan(v) on every f32 input
 /// (the device's NaN results carry no meaningful sign, scale.hpp; docs/encoder.md).

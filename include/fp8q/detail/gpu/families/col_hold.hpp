@@ -96,13 +96,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   auto complete = [&](const strip_tile& t) {
     return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;
   };
-  auto cast = [&](int slot, const strip_tile& t, bool known_complete) {
-    if (!known_complete) {
-      if (tid == 0) {
-        while (!complete(t)) backend::spin_pause();
-      }
-      backend::block_sync();
-    }
+  auto cast = [&](int slot, const strip_tile& t) {
     const bool in_range = tile_column_scales<S, T.tile_cols>(out, sm.scales, t.b, 0, t.c0, t.cols_here, t.chunk == 0,
                                                              [&](int i) {
                                                                return backend::load_relaxed(amax_bits + t.b * N + t.c0 + i);
@@ -112,7 +106,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     cast_col_tile<S, T, In, Staged>(in, out, tile, sm.scales, t.b, t.r0, t.c0, t.rows_here, t.cols_here, seed, in_range,
                                     [&](int r, int c) { return unit_raw<In, U>(sm.held[slot].tile[r][quad_tile_slot(r, c)]); });
   };
-  hold_and_cast<!use_hw_convert<S, T>() && !use_hw_fnuz_word<S, T>()>(tickets, plan.items, sm.w, at, copy, count, complete, cast);
+  hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, complete, cast);
 }
 
 // 128 threads unless the tuning says otherwise; the tile is always 128 rows x 8 units.

@@ -85,13 +85,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   auto complete = [&](const band_tile& t) {
     return static_cast<std::int64_t>(backend::count_acquire(done + t.band)) >= plan.strips;
   };
-  auto cast = [&](int slot, const band_tile& t, bool known_complete) {
-    if (!known_complete) {
-      if (tid == 0) {
-        while (!complete(t)) backend::spin_pause();
-      }
-      backend::block_sync();
-    }
+  auto cast = [&](int slot, const band_tile& t) {
     bool in_range = true;
     for (int i = tid; i < rt_rows; i += threads) {
       float s = 0.0f;
@@ -107,7 +101,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     else backend::block_sync();
     cast_transpose_tile<S, T, In>(sh[slot], out, t.b, t.r0, t.c0, t.rows_here, t.cols_here, M, N, seed, in_range);
   };
-  hold_and_cast<!use_hw_convert<S, T>() && !use_hw_fnuz_word<S, T>()>(tickets, plan.items, words, at, copy, count, complete, cast);
+  hold_and_cast<software_cast<S, T>()>(tickets, plan.items, words, at, copy, count, complete, cast);
 }
 
 // 128 threads unless the tuning says otherwise: six blocks per multiprocessor on an H200, each
