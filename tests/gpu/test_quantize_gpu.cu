@@ -134,8 +134,10 @@ int held_paths(cudaStream_t s) {
   const shape col_shapes[] = {{1, 4112, 136, layout::row_major, 0, layout::col_major, 0},
                               {2, 2000, 264, layout::row_major, 8, layout::row_major, 8},
                               {1, 129, 4104, layout::row_major, 0, layout::col_major, 15}};
+  // row_band's amax word sets (band_amax_sets): 8 / 1 / 4 / 1 for 2-byte inputs, 8 / 2 / 8 / 1 for f32
   const shape row_shapes[] = {{1, 300, 8200, layout::row_major, 0, layout::col_major, 0},
                               {3, 257, 1032, layout::row_major, 8, layout::col_major, 4},
+                              {1, 200, 4104, layout::row_major, 0, layout::col_major, 0},
                               {1, 4100, 72, layout::row_major, 0, layout::col_major, 0}};
   int p = 0;
   std::uint64_t seed = 900;

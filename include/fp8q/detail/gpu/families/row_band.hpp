@@ -18,7 +18,25 @@ struct band_plan {
   std::int64_t strips;  // tiles per band (8-unit column strips)
   std::int64_t bands;   // bands per batch item
   std::int64_t items;   // batch * bands * strips
+  std::uint32_t set_mask = 0;   // amax word sets - 1 (band_amax_sets): strip s counts into set
+                                // s & set_mask
+  std::int64_t set_stride = 0;  // amax words per set (batch * rows)
 };
+
+/// Most amax word sets a row of a band has (band_amax_sets).
+inline constexpr int band_sets_max = 8;
+
+// The amax word sets of a band of `strips` tiles: a power of two up to band_sets_max with 16 to
+// 32 tiles per set (one set below 32 tiles, 8 from 128 on). Every tile of a band sends its rows'
+// maxima to the same few lines of amax words, and the blocks counting a band's tiles do so at
+// nearly the same time; the atomics on one line queue at its L2 slice, and the count's release
+// waits for them. Spread over sets (the cast takes the largest of a row's words), each line
+// takes a set's share (docs/design.md, "Holding tiles on chip", what the count costs).
+constexpr std::int64_t band_amax_sets(std::int64_t strips) {
+  std::int64_t sets = 1;
+  while (sets < band_sets_max && sets * 32 <= strips) sets *= 2;
+  return sets;
+}
 
 // Where a tile lies: batch item b, band (batch item * bands + band: its counter), rows
 // [r0, r0 + rows_here), columns [c0, c0 + cols_here), and its strip (0 stores the rows' scales).
@@ -41,8 +59,8 @@ __device__ inline band_tile band_tile_at(const band_plan& p, std::int64_t k, std
 }
 
 // The held-tile pipeline (held_tiles.hpp) over bands: a tile's part of each row's amax goes to the
-// row's amax word (relaxed atomics), and its band counts it.
-// amax_bits: [batch * rows] f32 bits; done: [batch * bands]; tickets: [1]; all zeroed before.
+// row's amax word in its strip's set (relaxed atomics), and its band counts it.
+// amax_bits: [sets][batch * rows] f32 bits; done: [batch * bands]; tickets: [1]; all zeroed before.
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
 // out.data: [batch, rows, cols] FP8, column-major (lines are output columns)
 template <class SC, class TC, class In>
@@ -65,7 +83,13 @@ __global__ void __launch_bounds__(TC::value.threads)
     copy_transpose_tile<In>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, threads);
   };
   auto count = [&](int slot, const band_tile& t) {
+    const std::uint32_t set = static_cast<std::uint32_t>(t.strip) & plan.set_mask;
+    std::uint32_t* row_words = amax_bits + set * plan.set_stride + t.b * M + t.r0;  // [rows_here] of the set
     for (int r = tid; r < t.rows_here; r += threads) {
+      // The word's value so far, a lower bound of its final one (the word only grows): a tile
+      // whose maximum is not above it sends no atomic, so after a band's first tiles most
+      // send none (docs/design.md, "Holding tiles on chip", what the count costs).
+      const std::uint32_t seen = backend::load_relaxed(row_words + r);
       std::uint32_t m = 0;  // packed: two 16-bit magnitudes per word; else f32 magnitude bits
 #pragma unroll
       for (int u = 0; u < rt_units; ++u) {
@@ -77,7 +101,7 @@ __global__ void __launch_bounds__(TC::value.threads)
       }
       std::uint32_t a = m;
       if constexpr (packed) a = amax16_bits<In>(m);
-      backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * M + t.r0 + r, a);
+      if (a > seen) backend::atomic_max_bits<T.amax_order, T.amax_scope>(row_words + r, a);
     }
     backend::block_sync();
     if (tid == 0) backend::count_release(done + t.band);
@@ -90,7 +114,15 @@ __global__ void __launch_bounds__(TC::value.threads)
     for (int i = tid; i < rt_rows; i += threads) {
       float s = 0.0f;
       if (i < t.rows_here) {
-        const std::uint32_t a = backend::load_relaxed(amax_bits + t.b * M + t.r0 + i);
+        // the largest of the row's words over the sets: band_sets_max loads, set g & set_mask
+        // (fewer sets read some twice), all in flight at once
+        std::uint32_t a = 0;
+#pragma unroll
+        for (std::uint32_t g = 0; g < band_sets_max; ++g) {
+          const std::uint32_t x =
+              backend::load_relaxed(amax_bits + (g & plan.set_mask) * plan.set_stride + t.b * M + t.r0 + i);
+          a = a > x ? a : x;
+        }
         s = group_scale<S>(a);
         if constexpr (in_range_capable<S>()) in_range = in_range && in_range_group<S>(a, s);
         if (t.strip == 0) write_scales<S>(out, t.b, t.r0 + i, 0, s);
@@ -116,12 +148,14 @@ struct row_band {
   static constexpr int U = unit_elems<In>;
   struct plan {};
 
-  // The workspace: the rows' amax words, one counter per band and the ticket counter.
+  // The workspace: the rows' amax words (band_amax_sets of them per row), one counter per band
+  // and the ticket counter.
   struct layout_of : held_workspace {
     band_plan plan;
     explicit layout_of(const matrix_view<const In>& in)
-        : held_workspace(in.batch * in.rows, in.batch * bands(in)),
-          plan{strips(in), bands(in), in.batch * bands(in) * strips(in)} {}
+        : held_workspace(band_amax_sets(strips(in)) * in.batch * in.rows, in.batch * bands(in)),
+          plan{strips(in), bands(in), in.batch * bands(in) * strips(in),
+               static_cast<std::uint32_t>(band_amax_sets(strips(in)) - 1), in.batch * in.rows} {}
     static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
     static std::int64_t bands(const matrix_view<const In>& in) { return (in.rows + rt_rows - 1) / rt_rows; }
   };
