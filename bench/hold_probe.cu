@@ -4,8 +4,8 @@
 // (whose second read mostly hits L2). bf16 -> e4m3fn unless named: CUDA-event median of 41
 // calls after 3 warm-ups, fraction of a 1 GiB copy timed in the same process, and a hash of the
 // output bytes and scales computed on the device (equal hashes: equal bytes, with overwhelming
-// odds). An optional argument keeps the cases whose label contains it. CUDA only; docs/design.md
-// ("Holding tiles on chip") has its results.
+// odds). An optional argument keeps the cases whose label contains one of its comma-separated
+// parts. CUDA only; docs/design.md ("Holding tiles on chip") has its results.
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -70,8 +70,11 @@ __global__ void count_not_high(const std::uint16_t* in, const std::uint8_t* out,
   if (n_bad != 0) atomicAdd(bad, n_bad);
 }
 
+// Threads of the no-math kernels' blocks, as the families' default.
+constexpr int bound_threads = 128;
+
 // transpose-rhs: in [E, K, N] bf16 row-major, out [E, N, K] bytes
-__global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
+__global__ void __launch_bounds__(bound_threads) bound_held_band_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
                                                               std::uint32_t* done, std::uint32_t* tickets,
                                                               gd::band_plan plan) {
   __shared__ gd::rt_shared sh[2];
@@ -80,7 +83,7 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
   const i64 K = in.rows, N = in.cols;
   auto at = [&](i64 k) { return gd::band_tile_at<8>(plan, k, K, N); };
   auto copy = [&](int slot, const gd::band_tile& t) {
-    gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, 128);
+    gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, bound_threads);
   };
   auto count = [&](int, const gd::band_tile& t) {
     fp8q::backend::block_sync();
@@ -89,8 +92,9 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
   auto complete = [&](const gd::band_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.band)) >= plan.strips; };
   auto cast = [&](int slot, const gd::band_tile& t) {
     std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
-    for (int it = tid; it < 32 * 8; it += 128) {
-      const int uc = it / 32, q = it % 32;
+    constexpr int quads = gd::rt_rows / 4;
+    for (int it = tid; it < quads * 8; it += bound_threads) {
+      const int uc = it / quads, q = it % quads;
       std::uint32_t qw[4][2];
 #pragma unroll
       for (int j = 0; j < 4; ++j) high_bytes(sh[slot].tile[4 * q + j][uc ^ (q & 7)], qw[j]);
@@ -101,7 +105,7 @@ __global__ void __launch_bounds__(128) bound_held_band_kernel(fq::matrix_view<co
 }
 
 // 3D colwise: in [E, K, N] bf16 row-major, out [E, K, N] bytes row-major
-__global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
+__global__ void __launch_bounds__(bound_threads) bound_held_strip_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
                                                                std::uint32_t* done, std::uint32_t* tickets,
                                                                gd::strip_plan plan) {
   __shared__ gd::rt_shared sh[2];
@@ -110,7 +114,7 @@ __global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<c
   const i64 K = in.rows, N = in.cols;
   auto at = [&](i64 k) { return gd::strip_tile_at<8>(plan, k, K, N); };
   auto copy = [&](int slot, const gd::strip_tile& t) {
-    gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, 128);
+    gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, bound_threads);
   };
   auto count = [&](int, const gd::strip_tile& t) {
     fp8q::backend::block_sync();
@@ -118,7 +122,7 @@ __global__ void __launch_bounds__(128) bound_held_strip_kernel(fq::matrix_view<c
   };
   auto complete = [&](const gd::strip_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.strip)) >= plan.chunks; };
   auto cast = [&](int slot, const gd::strip_tile& t) {
-    for (int it = tid; it < 128 * 8; it += 128) {
+    for (int it = tid; it < gd::rt_rows * 8; it += bound_threads) {
       const int r = it / 8, u = it % 8;
       std::uint32_t w[2];
       high_bytes(sh[slot].tile[r][gd::quad_tile_slot(r, u)], w);
@@ -163,10 +167,20 @@ int main(int argc, char** argv) {
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 41;
   timer tm(st, iters, 3);
   const double copy_bw = copy_bandwidth(tm);
-  const char* only = argc > 1 ? argv[1] : nullptr;
+  // an optional argument: comma-separated parts of the labels to run
+  const std::string only = argc > 1 ? argv[1] : "";
+  auto skip = [&](const char* label) {
+    if (only.empty()) return false;
+    for (std::size_t at = 0; at <= only.size();) {
+      const std::size_t end = std::min(only.find(',', at), only.size());
+      if (end > at && std::string(label).find(only.substr(at, end - at)) != std::string::npos) return false;
+      at = end + 1;
+    }
+    return true;
+  };
   // E batch items of K x N (row-major) into (E, N, K): scales (E, K)
   auto run = [&](const char* label, auto spec_tag, auto tuning_tag, i64 E, i64 K, i64 N) {
-    if (only != nullptr && std::string(label).find(only) == std::string::npos) return;
+    if (skip(label)) return;
     constexpr fq::spec S = decltype(spec_tag)::value;
     constexpr fq::tuning T = decltype(tuning_tag)::value;
     const std::size_t n = static_cast<std::size_t>(E * K * N);
@@ -191,7 +205,7 @@ int main(int argc, char** argv) {
   };
   // E batch items of K x N (row-major) colwise: scales (E, 1, N); the output in `order`
   auto run_col = [&](const char* label, auto tuning_tag, i64 E, i64 K, i64 N, fq::layout order) {
-    if (only != nullptr && std::string(label).find(only) == std::string::npos) return;
+    if (skip(label)) return;
     constexpr fq::spec S = col;
     constexpr fq::tuning T = decltype(tuning_tag)::value;
     const std::size_t n = static_cast<std::size_t>(E * K * N);
@@ -226,23 +240,24 @@ int main(int argc, char** argv) {
   constexpr fq::tuning two_sw = by(fq::gpu_path::row_transpose, fq::convert_path::software);
   // the no-math held-tile kernels on E x K x N (full tiles), persistent grids as the families'
   auto run_bound = [&](const char* label, bool band, i64 E, i64 K, i64 N) {
-    if (only != nullptr && std::string(label).find(only) == std::string::npos) return;
+    if (skip(label)) return;
     const auto iv = fq::batched(fq::row_major<const fq::bf16>(in, K, N), E);  // [E, K, N] bf16
     auto* counters = static_cast<std::uint32_t*>(ws);
     i64 items = 0, ncount = 0;
-    gd::band_plan bp{N / 64, K / 128, E * (K / 128) * (N / 64)};
-    gd::strip_plan sp{K / 128, N / 64, E * (N / 64) * (K / 128)};
+    const i64 chunks = K / gd::rt_rows;
+    gd::band_plan bp{N / 64, chunks, E * chunks * (N / 64)};
+    gd::strip_plan sp{chunks, N / 64, E * (N / 64) * chunks};
     items = band ? bp.items : sp.items;
     ncount = band ? E * bp.bands : E * sp.strips;
     int per_mp = 0, sms = 0;
-    if (band) cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_band_kernel, 128, 0));
-    else cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_strip_kernel, 128, 0));
+    if (band) cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_band_kernel, bound_threads, 0));
+    else cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_strip_kernel, bound_threads, 0));
     cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     const i64 grid = std::min<i64>(items, static_cast<i64>(per_mp) * sms);
     auto call = [&] {
       cuda_ok(cudaMemsetAsync(counters, 0, (ncount + 1) * 4, st));
-      if (band) bound_held_band_kernel<<<static_cast<unsigned>(grid), 128, 0, st>>>(iv, out, counters, counters + ncount, bp);
-      else bound_held_strip_kernel<<<static_cast<unsigned>(grid), 128, 0, st>>>(iv, out, counters, counters + ncount, sp);
+      if (band) bound_held_band_kernel<<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, bp);
+      else bound_held_strip_kernel<<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, sp);
       return true;
     };
     const std::size_t n = static_cast<std::size_t>(E * K * N);
