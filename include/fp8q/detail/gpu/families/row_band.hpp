@@ -114,8 +114,10 @@ __global__ void __launch_bounds__(TC::value.threads)
     for (int i = tid; i < rt_rows; i += threads) {
       float s = 0.0f;
       if (i < t.rows_here) {
-        // the largest of the row's words over the sets: band_sets_max loads, set g & set_mask
-        // (fewer sets read some twice), all in flight at once
+        // the largest of the row's words over the sets: band_sets_max loads of set g & set_mask
+        // (fewer sets read some twice), all in flight at once. Not predicated on the set count:
+        // that form compiled to a loop that kept the copy's addresses live and lost the gain
+        // (docs/design.md).
         std::uint32_t a = 0;
 #pragma unroll
         for (std::uint32_t g = 0; g < band_sets_max; ++g) {
