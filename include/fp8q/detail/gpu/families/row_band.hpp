@@ -20,7 +20,8 @@ struct band_plan {
   std::int64_t items;   // batch * bands * strips
   std::uint32_t set_mask = 0;   // amax word sets - 1 (band_amax_sets): strip s counts into set
                                 // s & set_mask
-  std::int64_t set_stride = 0;  // amax words per set (batch * rows)
+  std::int64_t set_stride = 0;  // amax words per set (batch * rows; a kernel argument, not
+                                // recomputed, as the measured code had it)
 };
 
 /// Most amax word sets a row of a band has (band_amax_sets).
@@ -155,11 +156,12 @@ struct row_band {
   struct layout_of : held_workspace {
     band_plan plan;
     explicit layout_of(const matrix_view<const In>& in)
-        : held_workspace(band_amax_sets(strips(in)) * in.batch * in.rows, in.batch * bands(in)),
-          plan{strips(in), bands(in), in.batch * bands(in) * strips(in),
-               static_cast<std::uint32_t>(band_amax_sets(strips(in)) - 1), in.batch * in.rows} {}
+        : held_workspace(sets(in) * in.batch * in.rows, in.batch * bands(in)),
+          plan{strips(in), bands(in), in.batch * bands(in) * strips(in), static_cast<std::uint32_t>(sets(in) - 1),
+               in.batch * in.rows} {}
     static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
     static std::int64_t bands(const matrix_view<const In>& in) { return (in.rows + rt_rows - 1) / rt_rows; }
+    static std::int64_t sets(const matrix_view<const In>& in) { return band_amax_sets(strips(in)); }
   };
 
   static bool accepts(const problem<S, In>& p, plan*) {
