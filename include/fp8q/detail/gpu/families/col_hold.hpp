@@ -118,8 +118,10 @@ struct col_hold {
   static constexpr int U = unit_elems<In>;
   static constexpr tuning R = with_tile(resolve_tuning(T.threads == 0 ? with_threads(T, 128) : T, S, {}), rt_rows,
                                         rt_units * U);
-  // whole waves of 64 or 32 lanes (the column maxima fold over the block's waves)
-  static constexpr bool threads_ok = R.threads % 64 == 0;
+  // whole waves of 64 or 32 lanes (the column maxima fold over the block's waves), and the
+  // shared memory in the 48 KiB a block may take statically on every target (the staged form is
+  // the larger: 1024 threads of a 2-byte input pass it by their waves' column maxima)
+  static constexpr bool threads_ok = R.threads % 64 == 0 && sizeof(hold_shared<R, true>) <= 48 * 1024;
   struct plan {};
 
   // The workspace: the columns' amax words, one counter per strip and the ticket counter.
