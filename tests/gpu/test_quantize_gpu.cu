@@ -157,6 +157,51 @@ int held_paths(cudaStream_t s) {
   return p;
 }
 
+// The automatic walk takes a held-tile family only where a multiprocessor holds
+// detail::gpu::held_min_blocks (4) of its blocks, and the two-read family otherwise, with the
+// same bytes: row_band at 1024 threads (at most two such blocks fit any NVIDIA multiprocessor's
+// 2048 threads) and col_hold at 512 (its kernel takes more than 32 registers a thread, so at most
+// three fit 64K registers) go to row_transpose and col_relay; at their default 128 threads sm_90
+// holds 6 and 5 of them, and the walk keeps them.
+int held_walk(cudaStream_t s) {
+  constexpr spec r4{.out = format::e4m3fn, .granularity = granularity::row};
+  constexpr spec c4{.out = format::e4m3fn, .granularity = granularity::col};
+  constexpr tuning t512{.threads = 512};
+  constexpr tuning t1024{.threads = 1024};
+  const shape row_sh{1, 300, 8200, layout::row_major, 0, layout::col_major, 0};
+  const shape col_sh{1, 4112, 136, layout::row_major, 0, layout::col_major, 0};
+  int p = 0;
+  // which family ran: the one whose count the case added to
+  auto ran = [&](auto run) {
+    int before[32];
+    std::copy(std::begin(path_runs()), std::end(path_runs()), before);
+    p += run();
+    for (int k = 0; k < 32; ++k)
+      if (path_runs()[k] != before[k]) return static_cast<gpu_path>(k);
+    return gpu_path::automatic;
+  };
+  auto expect = [&](const char* what, gpu_path got, gpu_path want) {
+    std::printf("held-tile walk, %s: path %d (want %d)\n", what, static_cast<int>(got), static_cast<int>(want));
+    if (got != want) ++p;
+  };
+  expect("row, 1024 threads",
+         ran([&] { return run_case<r4, t1024, bf16>("walk/1024/row", row_sh, data_kind::adversarial, 990, 1, s); }),
+         gpu_path::row_transpose);
+  expect("col, 512 threads",
+         ran([&] { return run_case<c4, t512, bf16>("walk/512/col", col_sh, data_kind::random, 991, 1, s); }),
+         gpu_path::col_relay);
+  const gpu_path row_default = ran([&] { return run_case<r4, tuning{}, bf16>("walk/default/row", row_sh, data_kind::random, 992, 1, s); });
+  const gpu_path col_default = ran([&] { return run_case<c4, tuning{}, bf16>("walk/default/col", col_sh, data_kind::adversarial, 993, 1, s); });
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+      major == 9) {
+    expect("row, default (sm_90)", row_default, gpu_path::row_band);
+    expect("col, default (sm_90)", col_default, gpu_path::col_hold);
+  }
+  std::printf("held-tile walk: %d failing cases\n", p);
+  return p;
+}
+
 // Tensorwise in one cooperative launch (gpu_path::tensor_last_block): items held entirely on chip,
 // items that stream most of their units, unaligned (scalar) views, batches, column-major
 // views, stochastic rounding, every thread count the kernel takes. `big` adds the benchmark's
@@ -435,6 +480,7 @@ int main(int argc, char** argv) {
     FP8Q_TEST_CHECK(check, variants(s) == 0);
     if (!quick) FP8Q_TEST_CHECK(check, relay_paths(s) == 0);
     if (!quick) FP8Q_TEST_CHECK(check, held_paths(s) == 0);
+    FP8Q_TEST_CHECK(check, held_walk(s) == 0);
     FP8Q_TEST_CHECK(check, single_launch_tensor(s, big) == 0);
     FP8Q_TEST_CHECK(check, graphs(s) == 0);
     FP8Q_TEST_CHECK(check, split_tensor(s) == 0);

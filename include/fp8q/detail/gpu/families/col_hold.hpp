@@ -157,7 +157,15 @@ struct col_hold {
       return 2 * l.plan.chunks <= resident;
     }
   }
-  static bool preferred(const problem<S, In>&) { return true; }
+  static bool preferred(const problem<S, In>& p) {
+    if constexpr (!threads_ok) {
+      return false;
+    } else {
+      if (p.dev == nullptr) return true;
+      return staged(p) ? held_enough_blocks<kernel_of<true>::value>(*p.dev, R.threads)
+                       : held_enough_blocks<kernel_of<false>::value>(*p.dev, R.threads);
+    }
+  }
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {

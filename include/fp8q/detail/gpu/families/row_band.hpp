@@ -174,7 +174,9 @@ struct row_band {
     // of half the device, so a device shared with other work still holds enough
     return 2 * l.plan.strips <= held_capacity<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
   }
-  static bool preferred(const problem<S, In>&) { return true; }
+  static bool preferred(const problem<S, In>& p) {
+    return p.dev == nullptr || held_enough_blocks<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
+  }
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
