@@ -135,6 +135,7 @@ __global__ void __launch_bounds__(bound_threads) bound_held_strip_kernel(fq::mat
 constexpr fq::spec row{.out = fq::format::e4m3fn, .granularity = fq::granularity::row};
 constexpr fq::spec row_fnuz{.out = fq::format::e4m3fnuz, .granularity = fq::granularity::row};
 constexpr fq::spec col{.out = fq::format::e4m3fn, .granularity = fq::granularity::col};
+constexpr fq::spec row_pow2{.out = fq::format::e4m3fn, .granularity = fq::granularity::row, .power_of_2 = true};
 template <fq::tuning T> struct tn { static constexpr fq::tuning value = T; };
 template <fq::spec S> struct sp { static constexpr fq::spec value = S; };
 constexpr fq::tuning with_threads(fq::tuning t, int threads) {
@@ -238,6 +239,13 @@ int main(int argc, char** argv) {
   constexpr fq::tuning two = by(fq::gpu_path::row_transpose);
   constexpr fq::tuning band_sw = by(fq::gpu_path::row_band, fq::convert_path::software);
   constexpr fq::tuning two_sw = by(fq::gpu_path::row_transpose, fq::convert_path::software);
+  constexpr fq::tuning hold_direct = [] { fq::tuning t = by(fq::gpu_path::col_hold); t.store = fq::store_path::direct; return t; }();
+  constexpr fq::tuning hold_direct_sw = [] {
+    fq::tuning t = by(fq::gpu_path::col_hold, fq::convert_path::software);
+    t.store = fq::store_path::direct;
+    return t;
+  }();
+  constexpr fq::tuning hold256_sw = with_threads(hold_sw, 256);
   // the no-math held-tile kernels on E x K x N (full tiles), persistent grids as the families'
   auto run_bound = [&](const char* label, bool band, i64 E, i64 K, i64 N) {
     if (skip(label)) return;
@@ -281,6 +289,7 @@ int main(int argc, char** argv) {
     run_bound("bound_held col3d 128x5120x8192", false, 128, 5120, 8192);
     run("rhs 128x5120x8192 auto", sp<row>{}, tn<fq::tuning{}>{}, 128, 5120, 8192);
     run("rhs 128x5120x8192 row_band", sp<row>{}, tn<band>{}, 128, 5120, 8192);
+    run("rhs 128x5120x8192 pow2 row_band", sp<row_pow2>{}, tn<band>{}, 128, 5120, 8192);
     run("rhs 128x5120x8192 row_band t256", sp<row>{}, tn<band256>{}, 128, 5120, 8192);
     run("rhs 128x5120x8192 row_transpose", sp<row>{}, tn<two>{}, 128, 5120, 8192);
     run("rhs 128x5120x8192 row_band sw", sp<row>{}, tn<band_sw>{}, 128, 5120, 8192);
@@ -303,6 +312,10 @@ int main(int argc, char** argv) {
     run_col("col2d 16384x5120 cm col_hold", tn<hold>{}, 1, 16384, 5120, fq::layout::col_major);
     run_col("col2d 16384x5120 cm col_relay sw", tn<relay_sw>{}, 1, 16384, 5120, fq::layout::col_major);
     run_col("col2d 16384x5120 cm col_hold sw", tn<hold_sw>{}, 1, 16384, 5120, fq::layout::col_major);
+    run_col("col2d 16384x5120 cm col_hold direct", tn<hold_direct>{}, 1, 16384, 5120, fq::layout::col_major);
+    run_col("col2d 16384x5120 cm col_hold direct sw", tn<hold_direct_sw>{}, 1, 16384, 5120, fq::layout::col_major);
+    run_col("col2d 16384x5120 cm col_hold t256", tn<hold256>{}, 1, 16384, 5120, fq::layout::col_major);
+    run_col("col2d 16384x5120 cm col_hold t256 sw", tn<hold256_sw>{}, 1, 16384, 5120, fq::layout::col_major);
     run_col("col2d 16384x5120 rm col_relay", tn<relay>{}, 1, 16384, 5120, fq::layout::row_major);
     run_col("col2d 16384x5120 rm col_hold", tn<hold>{}, 1, 16384, 5120, fq::layout::row_major);
     run_col("col2d 16640x5120 cm col_hold", tn<hold>{}, 1, 16640, 5120, fq::layout::col_major);
