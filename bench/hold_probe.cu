@@ -142,6 +142,10 @@ constexpr fq::tuning with_threads(fq::tuning t, int threads) {
   t.threads = static_cast<std::int16_t>(threads);
   return t;
 }
+constexpr fq::tuning with_store(fq::tuning t, fq::store_path s) {
+  t.store = s;
+  return t;
+}
 constexpr fq::tuning by(fq::gpu_path p, fq::convert_path c = fq::convert_path::automatic) {
   fq::tuning t{};
   t.path = p;
@@ -239,12 +243,8 @@ int main(int argc, char** argv) {
   constexpr fq::tuning two = by(fq::gpu_path::row_transpose);
   constexpr fq::tuning band_sw = by(fq::gpu_path::row_band, fq::convert_path::software);
   constexpr fq::tuning two_sw = by(fq::gpu_path::row_transpose, fq::convert_path::software);
-  constexpr fq::tuning hold_direct = [] { fq::tuning t = by(fq::gpu_path::col_hold); t.store = fq::store_path::direct; return t; }();
-  constexpr fq::tuning hold_direct_sw = [] {
-    fq::tuning t = by(fq::gpu_path::col_hold, fq::convert_path::software);
-    t.store = fq::store_path::direct;
-    return t;
-  }();
+  constexpr fq::tuning hold_direct = with_store(hold, fq::store_path::direct);
+  constexpr fq::tuning hold_direct_sw = with_store(hold_sw, fq::store_path::direct);
   constexpr fq::tuning hold256_sw = with_threads(hold_sw, 256);
   // the no-math held-tile kernels on E x K x N (full tiles), persistent grids as the families'
   auto run_bound = [&](const char* label, bool band, i64 E, i64 K, i64 N) {

@@ -113,28 +113,27 @@ struct held_workspace {
   std::uint32_t* tickets(void* ws) const { return done(ws) + (counter_bytes / 4 - 1); }  // [1]
 };
 
+/// Blocks of Kernel (threads each) one multiprocessor of dev holds at once; 0 where the query
+/// fails.
+template <auto Kernel>
+int held_blocks_per_mp(const backend::device_facts& dev, int threads) {
+  int per_mp = 0;
+  return backend::resident_blocks<Kernel>(dev, threads, &per_mp) == status::success ? per_mp : 0;
+}
+
 /// Blocks of Kernel (threads each) the device holds at once; 0 where the query fails.
 template <auto Kernel>
 std::int64_t held_capacity(const backend::device_facts& dev, int threads) {
-  int per_mp = 0;
-  if (backend::resident_blocks<Kernel>(dev, threads, &per_mp) != status::success) return 0;
-  return static_cast<std::int64_t>(per_mp) * dev.multiprocessors;
+  return static_cast<std::int64_t>(held_blocks_per_mp<Kernel>(dev, threads)) * dev.multiprocessors;
 }
 
-/// Fewest blocks per multiprocessor at which the automatic walk takes a held-tile family; by
-/// name it runs wherever every wait ends.
+/// Fewest blocks per multiprocessor (held_blocks_per_mp) at which the automatic walk takes a
+/// held-tile family; by name it runs wherever every wait ends.
+// The pipeline keeps two tiles per block, so fewer blocks keep fewer tiles in flight: on the
+// H200, 6 blocks of 128 threads ran well above the two-read families and 4 of 256 either side of
+// them. A gfx942 compute unit (64 KiB of LDS) holds one block of either family, two waves for
+// four SIMDs, so the walk takes row_transpose and col_relay there (docs/design.md, "Holding
+// tiles on chip", where the walk takes them).
 inline constexpr int held_min_blocks = 4;
-
-// Whether a multiprocessor of dev holds held_min_blocks blocks of Kernel (threads each). The
-// pipeline keeps two tiles per block, so fewer blocks keep fewer tiles in flight: on the H200, 6
-// blocks of 128 threads ran well above the two-read families and 4 of 256 either side of them. A
-// gfx942 compute unit (64 KiB of LDS) holds one block of either family, two waves for four SIMDs,
-// so the walk takes row_transpose and col_relay there (docs/design.md, "Holding tiles on chip",
-// where the walk takes them).
-template <auto Kernel>
-bool held_enough_blocks(const backend::device_facts& dev, int threads) {
-  int per_mp = 0;
-  return backend::resident_blocks<Kernel>(dev, threads, &per_mp) == status::success && per_mp >= held_min_blocks;
-}
 
 }  // namespace fp8q::detail::gpu

@@ -121,7 +121,7 @@ struct col_hold {
   // whole waves of 64 or 32 lanes (the column maxima fold over the block's waves), and the
   // shared memory in the 48 KiB a block may take statically on every target (the staged form is
   // the larger: 1024 threads of a 2-byte input pass it by their waves' column maxima)
-  static constexpr bool threads_ok = R.threads % 64 == 0 && sizeof(hold_shared<R, true>) <= 48 * 1024;
+  static constexpr bool block_ok = R.threads % 64 == 0 && sizeof(hold_shared<R, true>) <= 48 * 1024;
   struct plan {};
 
   // The workspace: the columns' amax words, one counter per strip and the ticket counter.
@@ -142,8 +142,14 @@ struct col_hold {
     return R.store == store_path::staged || (R.store == store_path::automatic && p.out.data.order == layout::col_major);
   }
 
+  // blocks of the kernel p runs (staged or not) that one multiprocessor holds (p.dev set)
+  static int blocks_per_mp(const problem<S, In>& p) {
+    return staged(p) ? held_blocks_per_mp<kernel_of<true>::value>(*p.dev, R.threads)
+                     : held_blocks_per_mp<kernel_of<false>::value>(*p.dev, R.threads);
+  }
+
   static bool accepts(const problem<S, In>& p, plan*) {
-    if constexpr (!threads_ok) {
+    if constexpr (!block_ok) {
       return false;
     } else {
       if (!streams_columns(p)) return false;  // whole units, and output lines the byte tile's stores fit
@@ -152,24 +158,20 @@ struct col_hold {
       if (p.dev == nullptr) return true;  // workspace sizing: may run on some device
       // every wait ends where more blocks run at once than a strip has tiles (held_tiles.hpp);
       // asked of half the device, so a device shared with other work still holds enough
-      const std::int64_t resident = staged(p) ? held_capacity<kernel_of<true>::value>(*p.dev, R.threads)
-                                              : held_capacity<kernel_of<false>::value>(*p.dev, R.threads);
-      return 2 * l.plan.chunks <= resident;
+      return 2 * l.plan.chunks <= static_cast<std::int64_t>(blocks_per_mp(p)) * p.dev->multiprocessors;
     }
   }
   static bool preferred(const problem<S, In>& p) {
-    if constexpr (!threads_ok) {
+    if constexpr (!block_ok) {
       return false;
     } else {
-      if (p.dev == nullptr) return true;
-      return staged(p) ? held_enough_blocks<kernel_of<true>::value>(*p.dev, R.threads)
-                       : held_enough_blocks<kernel_of<false>::value>(*p.dev, R.threads);
+      return p.dev == nullptr || blocks_per_mp(p) >= held_min_blocks;
     }
   }
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
-    if constexpr (!threads_ok) {
+    if constexpr (!block_ok) {
       return status::bad_layout;
     } else {
       return run(p, workspace, stream);

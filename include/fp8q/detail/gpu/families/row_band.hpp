@@ -175,7 +175,8 @@ struct row_band {
     return 2 * l.plan.strips <= held_capacity<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
   }
   static bool preferred(const problem<S, In>& p) {
-    return p.dev == nullptr || held_enough_blocks<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
+    return p.dev == nullptr ||
+           held_blocks_per_mp<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads) >= held_min_blocks;
   }
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
