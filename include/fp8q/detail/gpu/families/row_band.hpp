@@ -149,6 +149,7 @@ struct row_band {
   static constexpr bool device_dependent = true;  // resident blocks
   static constexpr tuning R = resolve_tuning(T.threads == 0 ? with_threads(T, 128) : T, S, {});
   static constexpr int U = unit_elems<In>;
+  static constexpr auto kernel = &row_band_kernel<spec_c<S>, tuning_c<R>, In>;
   struct plan {};
 
   // The workspace: the rows' amax words (band_amax_sets of them per row), one counter per band
@@ -172,11 +173,10 @@ struct row_band {
     if (p.dev == nullptr) return true;  // workspace sizing: may run on some device
     // every wait ends where more blocks run at once than a band has tiles (held_tiles.hpp); asked
     // of half the device, so a device shared with other work still holds enough
-    return 2 * l.plan.strips <= held_capacity<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
+    return 2 * l.plan.strips <= held_capacity<kernel>(*p.dev, R.threads);
   }
   static bool preferred(const problem<S, In>& p) {
-    return p.dev == nullptr ||
-           held_blocks_per_mp<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads) >= held_min_blocks;
+    return p.dev == nullptr || held_blocks_per_mp<kernel>(*p.dev, R.threads) >= held_min_blocks;
   }
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
@@ -186,9 +186,9 @@ struct row_band {
     if (st != status::success) return st;
     // a persistent grid: tiles are taken by ticket, so more blocks than the device holds would
     // only wait for a slot
-    const std::int64_t resident = held_capacity<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, R.threads);
+    const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
     const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
-    return backend::launch<row_band_kernel<spec_c<S>, tuning_c<R>, In>>(*p.dev, false, dim3(grid), R.threads, stream,
+    return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream,
                                    p.in, p.out, l.amax(workspace), l.done(workspace), l.tickets(workspace), l.plan,
                                    p.seed);
   }
