@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include "fp8q/gpu/quantize.hpp"
 #include "probe_util.hpp"
@@ -73,60 +74,58 @@ __global__ void count_not_high(const std::uint16_t* in, const std::uint8_t* out,
 // Threads of the no-math kernels' blocks, as the families' default.
 constexpr int bound_threads = 128;
 
-// transpose-rhs: in [E, K, N] bf16 row-major, out [E, N, K] bytes
-__global__ void __launch_bounds__(bound_threads) bound_held_band_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
-                                                              std::uint32_t* done, std::uint32_t* tickets,
-                                                              gd::band_plan plan) {
-  __shared__ gd::rt_shared sh[2];
-  __shared__ gd::held_words words;
-  const int tid = static_cast<int>(threadIdx.x);
-  const i64 K = in.rows, N = in.cols;
-  auto at = [&](i64 k) { return gd::band_tile_at<8>(plan, k, K, N); };
-  auto copy = [&](int slot, const gd::band_tile& t) {
-    gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, bound_threads);
-  };
-  auto count = [&](int, const gd::band_tile& t) {
-    fp8q::backend::block_sync();
-    if (tid == 0) fp8q::backend::count_release(done + t.band);
-  };
-  auto complete = [&](const gd::band_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.band)) >= plan.strips; };
-  auto cast = [&](int slot, const gd::band_tile& t) {
-    std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
-    constexpr int quads = gd::rt_rows / 4;
-    for (int it = tid; it < quads * 8; it += bound_threads) {
-      const int uc = it / quads, q = it % quads;
-      std::uint32_t qw[4][2];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) high_bytes(sh[slot].tile[4 * q + j][uc ^ (q & 7)], qw[j]);
-      gd::store_quad_columns<8>(qw, base + (uc * 8) * K + 4 * q, K, 8);
-    }
-  };
-  gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, complete, cast);
-}
+// Band: transpose-rhs, in [E, K, N] bf16 row-major, out [E, N, K] bytes (tiles counted per band
+// of rows). Otherwise 3D colwise, out [E, K, N] bytes row-major (tiles counted per column strip).
+template <bool Band>
+using bound_plan = std::conditional_t<Band, gd::band_plan, gd::strip_plan>;
 
-// 3D colwise: in [E, K, N] bf16 row-major, out [E, K, N] bytes row-major
-__global__ void __launch_bounds__(bound_threads) bound_held_strip_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
-                                                               std::uint32_t* done, std::uint32_t* tickets,
-                                                               gd::strip_plan plan) {
+template <bool Band>
+__global__ void __launch_bounds__(bound_threads) bound_held_kernel(fq::matrix_view<const fq::bf16> in, std::uint8_t* out,
+                                                         std::uint32_t* done, std::uint32_t* tickets,
+                                                         bound_plan<Band> plan) {
   __shared__ gd::rt_shared sh[2];
   __shared__ gd::held_words words;
   const int tid = static_cast<int>(threadIdx.x);
   const i64 K = in.rows, N = in.cols;
-  auto at = [&](i64 k) { return gd::strip_tile_at<8>(plan, k, K, N); };
-  auto copy = [&](int slot, const gd::strip_tile& t) {
+  auto at = [&](i64 k) {
+    if constexpr (Band) return gd::band_tile_at<8>(plan, k, K, N);
+    else return gd::strip_tile_at<8>(plan, k, K, N);
+  };
+  using tile_t = decltype(at(0));
+  // the tile's counter, and the count that completes it
+  auto counter = [&](const tile_t& t) {
+    if constexpr (Band) return done + t.band;
+    else return done + t.strip;
+  };
+  i64 needed = 0;
+  if constexpr (Band) needed = plan.strips;
+  else needed = plan.chunks;
+  auto copy = [&](int slot, const tile_t& t) {
     gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, bound_threads);
   };
-  auto count = [&](int, const gd::strip_tile& t) {
+  auto count = [&](int, const tile_t& t) {
     fp8q::backend::block_sync();
-    if (tid == 0) fp8q::backend::count_release(done + t.strip);
+    if (tid == 0) fp8q::backend::count_release(counter(t));
   };
-  auto complete = [&](const gd::strip_tile& t) { return static_cast<i64>(fp8q::backend::count_acquire(done + t.strip)) >= plan.chunks; };
-  auto cast = [&](int slot, const gd::strip_tile& t) {
-    for (int it = tid; it < gd::rt_rows * 8; it += bound_threads) {
-      const int r = it / 8, u = it % 8;
-      std::uint32_t w[2];
-      high_bytes(sh[slot].tile[r][gd::quad_tile_slot(r, u)], w);
-      *reinterpret_cast<uint2*>(out + (t.b * K + t.r0 + r) * N + t.c0 + u * 8) = make_uint2(w[0], w[1]);
+  auto complete = [&](const tile_t& t) { return static_cast<i64>(fp8q::backend::count_acquire(counter(t))) >= needed; };
+  auto cast = [&](int slot, const tile_t& t) {
+    if constexpr (Band) {
+      std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
+      constexpr int quads = gd::rt_rows / 4;
+      for (int it = tid; it < quads * 8; it += bound_threads) {
+        const int uc = it / quads, q = it % quads;
+        std::uint32_t qw[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) high_bytes(sh[slot].tile[4 * q + j][uc ^ (q & 7)], qw[j]);
+        gd::store_quad_columns<8>(qw, base + (uc * 8) * K + 4 * q, K, 8);
+      }
+    } else {
+      for (int it = tid; it < gd::rt_rows * 8; it += bound_threads) {
+        const int r = it / 8, u = it % 8;
+        std::uint32_t w[2];
+        high_bytes(sh[slot].tile[r][gd::quad_tile_slot(r, u)], w);
+        *reinterpret_cast<uint2*>(out + (t.b * K + t.r0 + r) * N + t.c0 + u * 8) = make_uint2(w[0], w[1]);
+      }
     }
   };
   gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, complete, cast);
@@ -258,14 +257,14 @@ int main(int argc, char** argv) {
     items = band ? bp.items : sp.items;
     ncount = band ? E * bp.bands : E * sp.strips;
     int per_mp = 0, sms = 0;
-    if (band) cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_band_kernel, bound_threads, 0));
-    else cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_strip_kernel, bound_threads, 0));
+    if (band) cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_kernel<true>, bound_threads, 0));
+    else cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, bound_held_kernel<false>, bound_threads, 0));
     cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     const i64 grid = std::min<i64>(items, static_cast<i64>(per_mp) * sms);
     auto call = [&] {
       cuda_ok(cudaMemsetAsync(counters, 0, (ncount + 1) * 4, st));
-      if (band) bound_held_band_kernel<<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, bp);
-      else bound_held_strip_kernel<<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, sp);
+      if (band) bound_held_kernel<true><<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, bp);
+      else bound_held_kernel<false><<<static_cast<unsigned>(grid), bound_threads, 0, st>>>(iv, out, counters, counters + ncount, sp);
       return true;
     };
     const std::size_t n = static_cast<std::size_t>(E * K * N);
