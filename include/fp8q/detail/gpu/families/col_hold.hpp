@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(TC::value.threads)
 
   auto at = [&](std::int64_t k) {
     strip_tile t = strip_tile_at<U>(plan, k, rows_end, N);
-    if (t.rows_here < 0) t.rows_here = 0;  // past the group's end
+    if (per_group && t.rows_here < 0) t.rows_here = 0;  // past the group's end
     return t;
   };
   auto copy = [&](int slot, const strip_tile& t) {
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     const group_partials gp{&sm.partial[0][0], T.tile_cols};
     put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
     backend::block_sync();
-    if (tid < t.cols_here && t.rows_here > 0) {
+    if (tid < t.cols_here && (!per_group || t.rows_here > 0)) {
       const std::uint32_t m = gp.fold(tid, threads / wave);
       backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * N + t.c0 + tid, m);
     }
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;
   };
   auto cast = [&](int slot, const strip_tile& t) {
-    if (t.rows_here == 0) return;  // past the group's end: nothing to write (the same in every thread)
+    if (per_group && t.rows_here == 0) return;  // past the group's end: nothing to write (the same in every thread)
     if (grouped && t.chunk == 0 && d.out_end > d.end) {  // the strip's padding rows: zero bytes
       const std::int64_t pad = d.out_end - d.end;
       auto* first = reinterpret_cast<std::uint8_t*>(&out.data(t.b, rows_end, t.c0));  // [pad, cols_here] FP8
@@ -195,31 +195,27 @@ struct col_hold {
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
-    if constexpr (!block_ok) {
-      return status::bad_layout;
-    } else {
-      return run(p, workspace, stream, relay_group{});
-    }
+    return run(p, workspace, stream, relay_group{});
   }
 
   /// The launch, for colwise (`group` empty) and for per-group colwise of one group
   /// (group_col_relay.hpp, where the walk would take col_hold for the same views).
   static status run(const problem<S, In>& p, void* workspace, gpu_stream stream, relay_group group) {
-    if constexpr (!threads_ok) {
+    if constexpr (!block_ok) {
       return status::bad_layout;
     } else {
-    const layout_of l(p.in);
-    status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
-    if (st != status::success) return st;
-    auto go = [&](auto stg) {
-      constexpr auto kernel = kernel_of<decltype(stg)::value>::value;
-      // a persistent grid: tiles are taken by ticket
-      const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
-      const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
-      return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, l.amax(workspace),
-                                     l.done(workspace), l.tickets(workspace), l.plan, p.seed, group);
-    };
-    return staged(p) ? go(std::true_type{}) : go(std::false_type{});
+      const layout_of l(p.in);
+      status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
+      if (st != status::success) return st;
+      auto go = [&](auto stg) {
+        constexpr auto kernel = kernel_of<decltype(stg)::value>::value;
+        // a persistent grid: tiles are taken by ticket
+        const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
+        const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
+        return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, l.amax(workspace),
+                                       l.done(workspace), l.tickets(workspace), l.plan, p.seed, group);
+      };
+      return staged(p) ? go(std::true_type{}) : go(std::false_type{});
     }
   }
 };
