@@ -1,10 +1,12 @@
-// fp8q — per-group colwise of ONE group (G = 1, granularity::group_col) as colwise's relay over
+// fp8q — per-group colwise of ONE group (G = 1, granularity::group_col) as plain colwise over
 // the group's rows (gpu_path::group_col_relay). One group is plain colwise of a row range whose
 // end only the device knows; group_col_tile gives it one block per 128-byte strip (80 at 5120
-// bf16 columns: fewer than two per multiprocessor), while the relay spreads every strip over
-// tiles of 256 rows and re-reads each from L2 (docs/design.md, "Per-group colwise: one group").
-// The relay needs a zeroed workspace (column maxima, counters): the walk takes this family only
-// where the call brings one (workspace_size reports it), else group_col_tile runs, same bytes.
+// bf16 columns: fewer than two per multiprocessor), while colwise's one-launch kernels spread
+// every strip over tiles: col_hold's held tiles (one read) wherever the walk would take col_hold
+// for plain colwise of the same views, else the relay's tiles of 256 rows, each re-read from L2
+// (docs/design.md, "Per-group colwise: one group"). Both need a zeroed workspace (column maxima,
+// counters): the walk takes this family only where the call brings one (workspace_size reports
+// it), else group_col_tile runs, same bytes.
 // Row-major input of whole 16-byte units per line, 16-byte aligned output lines; padded outputs.
 #pragma once
 
