@@ -1,7 +1,8 @@
 // The per-group families (group_row_fused, group_rowwise, group_col_relay, group_col_tile,
 // group_colwise, both dual colwise launches) for AMD targets: every data format, bf16/f16/f32
 // inputs. The checks in CMakeLists.txt require the offsets error word's relaxed atomic OR and no
-// cache write-back/invalidate around it on gfx942, the 16-byte loads of group_col_relay,
+// cache write-back/invalidate around it on gfx942, the 16-byte loads of group_col_relay (both of its
+// kernels: col_relay's and col_hold's),
 // group_col_tile and group_row_fused, and group_row_fused's LDS atomic max. The automatic walk instantiates every
 // family of its path list, so one call per granularity compiles them all. -DFP8Q_ISA_PAIRS=1
 // compiles four (format, input) pairs that take every format and every input type once.

@@ -9,6 +9,8 @@
 #include <cstdint>
 
 #include "fp8q/detail/gpu/byte_tile.hpp"
+#include "fp8q/detail/gpu/device_groups.hpp"
+#include "fp8q/detail/gpu/families/col_relay.hpp"
 #include "fp8q/detail/gpu/families/row_transpose.hpp"
 #include "fp8q/detail/gpu/held_tiles.hpp"
 
@@ -52,10 +54,14 @@ struct hold_shared {
 // amax_bits: [batch, cols] f32 bits; done: [batch * strips]; tickets: [1]; all zeroed before.
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
 // out.data: [batch, rows, cols] FP8, either order
+// group: one group over the rows (per-group colwise, G = 1: the rows end at the clamped ends[0],
+// read on the device; a padded output gets zero rows up to the padded end), as col_relay's;
+// count 0: plain colwise. Tiles past the group's end copy and cast nothing and count their strip.
 template <class SC, class TC, class In, bool Staged>
 __global__ void __launch_bounds__(TC::value.threads)
     col_hold_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
-                    std::uint32_t* done, std::uint32_t* tickets, strip_plan plan, std::uint64_t seed) {
+                    std::uint32_t* done, std::uint32_t* tickets, strip_plan plan, std::uint64_t seed,
+                    relay_group group) {
   constexpr spec S = SC::value;
   constexpr tuning T = TC::value;
   constexpr int U = unit_elems<In>;
@@ -69,8 +75,19 @@ __global__ void __launch_bounds__(TC::value.threads)
   const std::int64_t M = in.rows;
   const std::int64_t N = in.cols;
   const int wave = backend::wave_size();
+  // one group's rows only for a per-group spec (group_col_relay.hpp): colwise's kernels keep no
+  // trace of it
+  constexpr bool per_group = S.granularity == granularity::group_col;
+  const bool grouped = per_group && group.gs.count == 1;
+  const device_group d = grouped ? group_bounds(group.gs, 0, M) : device_group{0, M, 0, M};
+  const std::int64_t rows_end = d.end;
+  if (grouped && blockIdx.x == 0 && tid == 0) group_bookkeeping(group.gs, group.error_word, 0, M, d);  // once
 
-  auto at = [&](std::int64_t k) { return strip_tile_at<U>(plan, k, M, N); };
+  auto at = [&](std::int64_t k) {
+    strip_tile t = strip_tile_at<U>(plan, k, rows_end, N);
+    if (per_group && t.rows_here < 0) t.rows_here = 0;  // past the group's end
+    return t;
+  };
   auto copy = [&](int slot, const strip_tile& t) {
     copy_transpose_tile<In>(in, sm.held[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, threads);
   };
@@ -86,7 +103,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     const group_partials gp{&sm.partial[0][0], T.tile_cols};
     put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
     backend::block_sync();
-    if (tid < t.cols_here) {
+    if (tid < t.cols_here && (!per_group || t.rows_here > 0)) {
       const std::uint32_t m = gp.fold(tid, threads / wave);
       backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * N + t.c0 + tid, m);
     }
@@ -97,6 +114,13 @@ __global__ void __launch_bounds__(TC::value.threads)
     return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;
   };
   auto cast = [&](int slot, const strip_tile& t) {
+    if (per_group && t.rows_here == 0) return;  // past the group's end: nothing to write (the same in every thread)
+    if (grouped && t.chunk == 0 && d.out_end > d.end) {  // the strip's padding rows: zero bytes
+      const std::int64_t pad = d.out_end - d.end;
+      auto* first = reinterpret_cast<std::uint8_t*>(&out.data(t.b, rows_end, t.c0));  // [pad, cols_here] FP8
+      if (out.data.order == layout::col_major) zero_lines(first, out.data.ld, t.cols_here, pad, tid, threads);
+      else zero_lines(first, out.data.ld, pad, t.cols_here, tid, threads);
+    }
     const bool in_range = tile_column_scales<S, T.tile_cols>(out, sm.scales, t.b, 0, t.c0, t.cols_here, t.chunk == 0,
                                                              [&](int i) {
                                                                return backend::load_relaxed(amax_bits + t.b * N + t.c0 + i);
@@ -171,27 +195,28 @@ struct col_hold {
   static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
+    return run(p, workspace, stream, relay_group{});
+  }
+
+  /// The launch, for colwise (`group` empty) and for per-group colwise of one group
+  /// (group_col_relay.hpp, where the walk would take col_hold for the same views).
+  static status run(const problem<S, In>& p, void* workspace, gpu_stream stream, relay_group group) {
     if constexpr (!block_ok) {
       return status::bad_layout;
     } else {
-      return run(p, workspace, stream);
+      const layout_of l(p.in);
+      status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
+      if (st != status::success) return st;
+      auto go = [&](auto stg) {
+        constexpr auto kernel = kernel_of<decltype(stg)::value>::value;
+        // a persistent grid: tiles are taken by ticket
+        const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
+        const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
+        return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, l.amax(workspace),
+                                       l.done(workspace), l.tickets(workspace), l.plan, p.seed, group);
+      };
+      return staged(p) ? go(std::true_type{}) : go(std::false_type{});
     }
-  }
-
- private:
-  static status run(const problem<S, In>& p, void* workspace, gpu_stream stream) {
-    const layout_of l(p.in);
-    status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
-    if (st != status::success) return st;
-    auto go = [&](auto stg) {
-      constexpr auto kernel = kernel_of<decltype(stg)::value>::value;
-      // a persistent grid: tiles are taken by ticket
-      const std::int64_t resident = held_capacity<kernel>(*p.dev, R.threads);
-      const unsigned grid = static_cast<unsigned>(l.plan.items < resident ? l.plan.items : resident);
-      return backend::launch<kernel>(*p.dev, false, dim3(grid), R.threads, stream, p.in, p.out, l.amax(workspace),
-                                     l.done(workspace), l.tickets(workspace), l.plan, p.seed);
-    };
-    return staged(p) ? go(std::true_type{}) : go(std::false_type{});
   }
 };
 
