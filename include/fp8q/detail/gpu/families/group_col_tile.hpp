@@ -224,7 +224,9 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
 // scales:   [batch, G, cols] f32
 // One block's work: strips [strip_first, strip_first + strips_per_block) of group g of batch
 // item b; `keeper`: this block does the group's bookkeeping (error word, padded end).
-template <spec S, tuning T, class In>
+// PadQuads: padded column-major outputs take their padding in the last piece's quads (a kernel of
+// its own, so that the unpadded kernel carries one copy of the piece encoder).
+template <spec S, tuning T, class In, bool PadQuads>
 __device__ inline void group_col_tile_block(const matrix_view<const In>& in, const quantized<S>& out,
                                             const group_offsets& gs, std::uint32_t* error_word,
                                             std::uint64_t seed, std::int64_t strip_first,
@@ -273,15 +275,22 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   const auto src_of = [&](const gct_strip& st) {  // [n, ld] In: the group's strip
     return in.data + in.offset(b, d.begin, st.c0);
   };
-  const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
-  // column-major: the last piece's quads write its columns' padding (gct_encode_piece); row-major:
-  // the padding rows after the strip's encode (zero_lines)
-  const bool pad_quads = col_out && pad > 0 && pad < (std::int64_t{1} << 30);  // quads counted in int
+  // PadQuads, column-major: the last piece's quads write its columns' padding rows
+  // (gct_encode_piece); otherwise zero_lines writes them after the strip's encode
+  std::int64_t quad_pad = 0;
+  if constexpr (PadQuads) {
+    const std::int64_t pad = d.out_end - d.out_begin - n;
+    if (col_out && pad > 0 && pad < (std::int64_t{1} << 30)) quad_pad = pad;  // quads counted in int
+  }
   const auto encode = [&](const gct_strip& st, std::int64_t k, int half, bool in_range) {
-    if (pad_quads && k == pieces - 1) {
-      gct_encode_piece<S, T, In, true>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide,
-                                       in_range, seed, static_cast<int>(pad));
-    } else {
+    if constexpr (PadQuads) {
+      if (quad_pad > 0 && k == pieces - 1) {
+        gct_encode_piece<S, T, In, true>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out,
+                                         wide, in_range, seed, static_cast<int>(quad_pad));
+        return;
+      }
+    }
+    {
       gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide,
                                  in_range, seed);
     }
@@ -338,7 +347,8 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
         encode(st, k, static_cast<int>(k % 2), in_range);
       }
     }
-    if (pad > 0 && !pad_quads) {
+    const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
+    if (pad > 0 && quad_pad == 0) {
       // lines of the output's order: a column's pad rows (column-major) or a pad row's strip columns
       auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
       zero_lines(out_bytes + out.data.offset(b, d.out_begin + n, st.c0), out.data.ld, col_out ? st.cols_here : pad,
@@ -353,13 +363,13 @@ template <int Threads>
 inline constexpr int gct_min_blocks = Threads <= 512 ? 2 : 1;
 
 // grid: (strip groups, G, batch); block: T.threads; dynamic shared memory gct_smem_bytes.
-template <class SC, class TC, class In>
+template <class SC, class TC, class In, bool PadQuads>
 __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.threads>)
     group_col_tile_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                           std::uint32_t* error_word, std::uint64_t seed, int strips_per_block) {
   extern __shared__ u32x4 dyn[];
   auto& sh = *reinterpret_cast<gct_shared<TC::value.threads>*>(dyn);
-  group_col_tile_block<SC::value, TC::value, In>(
+  group_col_tile_block<SC::value, TC::value, In, PadQuads>(
       in, out, gs, error_word, seed, static_cast<std::int64_t>(blockIdx.x) * strips_per_block,
       strips_per_block, blockIdx.y, blockIdx.z, blockIdx.x == 0 && blockIdx.z == 0, sh);
 }
@@ -367,7 +377,7 @@ __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.th
 // Two tensors with the same rows and offsets in one launch (quantize_dual): grid z runs over the
 // batch items of a, then those of b; grid x covers the wider one's strip groups. Offsets are
 // checked (and padded ends written) once, by a's blocks.
-template <class SC, class TC, class In>
+template <class SC, class TC, class In, bool PadQuads>
 __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.threads>)
     group_col_tile_dual_kernel(matrix_view<const In> in_a, quantized<SC::value> out_a,
                                matrix_view<const In> in_b, quantized<SC::value> out_b,
@@ -378,13 +388,13 @@ __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.th
   const std::int64_t z = blockIdx.z;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * strips_per_block;
   if (z < in_a.batch) {
-    group_col_tile_block<SC::value, TC::value, In>(in_a, out_a, gs, error_word, seed, first,
+    group_col_tile_block<SC::value, TC::value, In, PadQuads>(in_a, out_a, gs, error_word, seed, first,
                                                    strips_per_block, blockIdx.y, z,
                                                    blockIdx.x == 0 && z == 0, sh);
   } else {
     group_offsets quiet = gs;
     quiet.padded_ends = nullptr;
-    group_col_tile_block<SC::value, TC::value, In>(in_b, out_b, quiet, nullptr, seed, first,
+    group_col_tile_block<SC::value, TC::value, In, PadQuads>(in_b, out_b, quiet, nullptr, seed, first,
                                                    strips_per_block, blockIdx.y, z - in_a.batch,
                                                    false, sh);
   }
@@ -431,8 +441,12 @@ struct group_col_tile {
     const int per = strips_per_block(n * p.groups.count * p.in.batch, p.dev->multiprocessors, p.in.rows, p.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(p.groups.count),
                     static_cast<unsigned>(p.in.batch));
-    return backend::launch_shared<group_col_tile_kernel<spec_c<S>, tuning_c<R>, In>>(
-        *p.dev, grid, R.threads, smem, stream, p.in, p.out, p.groups, p.error_word, p.seed, per);
+    auto go = [&](auto pad_quads) -> status {
+      constexpr auto kernel = group_col_tile_kernel<spec_c<S>, tuning_c<R>, In, decltype(pad_quads)::value>;
+      return backend::launch_shared<kernel>(*p.dev, grid, R.threads, smem, stream, p.in, p.out, p.groups,
+                                            p.error_word, p.seed, per);
+    };
+    return p.groups.align > 1 ? go(std::true_type{}) : go(std::false_type{});
   }
 
   /// quantize_dual's launch: a and b share rows and offsets; both accepted by accepts().
@@ -445,9 +459,12 @@ struct group_col_tile {
                                      a.in.rows, a.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(a.groups.count),
                     static_cast<unsigned>(a.in.batch + b.in.batch));
-    return backend::launch_shared<group_col_tile_dual_kernel<spec_c<S>, tuning_c<R>, In>>(
-        *a.dev, grid, R.threads, smem, stream, a.in, a.out, b.in, b.out, a.groups, a.error_word,
-        a.seed, per);
+    auto go = [&](auto pad_quads) -> status {
+      constexpr auto kernel = group_col_tile_dual_kernel<spec_c<S>, tuning_c<R>, In, decltype(pad_quads)::value>;
+      return backend::launch_shared<kernel>(*a.dev, grid, R.threads, smem, stream, a.in, a.out, b.in, b.out,
+                                            a.groups, a.error_word, a.seed, per);
+    };
+    return a.groups.align > 1 ? go(std::true_type{}) : go(std::false_type{});
   }
 };
 
