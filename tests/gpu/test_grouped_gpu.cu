@@ -426,6 +426,12 @@ void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::
                                  {1, 20000, 64, 3, 3, 16, layout::row_major},
                                  {2, 1500, 1, 4, 0, 1, layout::col_major, 7},
                                  {1, 703, 200, 2, 0, 128, layout::col_major},
+                                 // column-major padding written by the last piece's quads: aligns
+                                 // off the 4-row grid (wide and byte stores), groups of several
+                                 // pieces
+                                 {1, 1000, 72, 7, 0, 6, layout::col_major, 0, 1},
+                                 {1, 1000, 72, 7, 2, 3, layout::col_major},
+                                 {1, 2000, 72, 3, 0, 128, layout::col_major},
                                  {2, 777, 72, 7, 2, 1, layout::row_major},
                                  // enough (group, strip) tasks for several strips per block
                                  {1, 2000, 2048, 256, 0, 1, layout::col_major},
@@ -444,6 +450,7 @@ void col_path_cases(fp8q_test::checker& check, std::mt19937_64& rng, const std::
   run_case<S, float, T>(check, rng, {1, 5000, 33, 2, 0, 1, layout::row_major, 3}, true);
   run_case<S, f16, T>(check, rng, {1, 2111, 70, 7, 0, 1, layout::col_major, 2}, true);
   run_case<S, bf16, T>(check, rng, {1, 2111, 72, 7, 0, 16, layout::col_major}, true, /*bad_offsets=*/true);
+  run_case<S, bf16, T>(check, rng, {1, 2111, 72, 7, 0, 128, layout::col_major}, true, /*bad_offsets=*/true);
   run_case<S, bf16, T>(check, rng, {1, 9000, 64, 3, 3, 1, layout::row_major}, false, /*bad_offsets=*/true);
 }
 

@@ -132,12 +132,16 @@ __device__ inline void gct_fold_piece(const gct_shared<Threads>& sh, int rows_c,
 // column-major output gives consecutive quads of one unit column to consecutive lanes (a warp
 // then writes 128 contiguous bytes of each of U columns), row-major output consecutive units of
 // one quad (each row's strip leaves as one piece per lane).
-template <spec S, tuning T, class In>
+// Pads: the group's padding rows follow the piece (its last piece, column-major output): quads
+// past its data carry them as zero bytes, and the quad holding the data's last row writes its
+// rows past the data as zeros, so each column's padding leaves in the same 4-byte words as its
+// data (pad_rows of them).
+template <spec S, tuning T, class In, bool Pads = false>
 __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const quantized<S>& out,
                                         const device_group& d, std::int64_t b, std::int64_t i0,
                                         int rows_c, int half, int phase, const gct_strip& st,
                                         std::int64_t M, std::int64_t N, bool col_out, bool wide,
-                                        bool in_range, std::uint64_t seed) {
+                                        bool in_range, std::uint64_t seed, int pad_rows = 0) {
   constexpr int U = unit_elems<In>;
   constexpr int threads = T.threads;
   constexpr int per_round = threads / gct_units;  // quads per round of the block
@@ -145,7 +149,7 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
   const int tid = static_cast<int>(threadIdx.x);
   const int uc = col_out ? tid / per_round : tid % gct_units;
   if (uc >= st.units_here) return;
-  const int nq = (rows_c + phase + 3) / 4;
+  const int nq = (rows_c + (Pads ? pad_rows : 0) + phase + 3) / 4;
   const int at = half * gct_half;                          // a multiple of 32: quads keep their rotation
   const std::int64_t in_row0 = d.begin + i0 - phase;       // input row of the half's row 0
   const std::int64_t out_row0 = d.out_begin + i0 - phase;  // its output row: a multiple of 4
@@ -162,6 +166,22 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
     for (int q = col_out ? tid % per_round : tid / gct_units; q < nq; q += per_round) {
       const int lo = phase - 4 * q;  // rows j of the quad with lo <= j < hi are the group's
       const int hi = rows_c + phase - 4 * q;
+      const int end = Pads ? hi + pad_rows : hi;  // and rows hi <= j < end its padding
+      std::uint8_t* dst = base + 4 * q * rs;
+      if (Pads && hi <= 0) {  // padding only
+        if (wide && end >= 4) {
+#pragma unroll
+          for (int k = 0; k < U; ++k)
+            if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * cs) = 0u;
+        } else {
+          for (int j = 0; j < 4 && j < end; ++j) {
+#pragma unroll
+            for (int k = 0; k < U; ++k)
+              if (k < cols_unit) dst[j * rs + k * cs] = 0;
+          }
+        }
+        continue;
+      }
       unit_raw<In, U> v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -171,14 +191,21 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
       std::uint32_t qw[4][U / 4];
       if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, qw);
       else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, in_row0 + 4 * q, c, M, N), N, qw);
-      std::uint8_t* dst = base + 4 * q * rs;
-      if (col_out && wide && lo <= 0 && hi >= 4) {
+      if constexpr (Pads) {  // rows past the data: padding (a zero input need not encode as 0x00)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (j >= hi) {
+#pragma unroll
+            for (int w = 0; w < U / 4; ++w) qw[j][w] = 0u;
+          }
+      }
+      if (col_out && wide && lo <= 0 && end >= 4) {
         store_quad_columns<U>(qw, dst, cs, cols_unit);
         continue;
       }
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        if (j < lo || j >= hi) continue;
+        if (j < lo || j >= end) continue;
         if (!col_out && wide && cols_unit == U) {
           store_words<U / 4>(dst + j * rs, qw[j]);
         } else {
@@ -197,7 +224,9 @@ __device__ inline void gct_encode_piece(const gct_shared<T.threads>& sh, const q
 // scales:   [batch, G, cols] f32
 // One block's work: strips [strip_first, strip_first + strips_per_block) of group g of batch
 // item b; `keeper`: this block does the group's bookkeeping (error word, padded end).
-template <spec S, tuning T, class In>
+// PadQuads: padded column-major outputs take their padding in the last piece's quads (a kernel of
+// its own, so that the unpadded kernel carries one copy of the piece encoder).
+template <spec S, tuning T, class In, bool PadQuads>
 __device__ inline void group_col_tile_block(const matrix_view<const In>& in, const quantized<S>& out,
                                             const group_offsets& gs, std::uint32_t* error_word,
                                             std::uint64_t seed, std::int64_t strip_first,
@@ -246,8 +275,25 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
   const auto src_of = [&](const gct_strip& st) {  // [n, ld] In: the group's strip
     return in.data + in.offset(b, d.begin, st.c0);
   };
+  // PadQuads, column-major: the last piece's quads write its columns' padding rows
+  // (gct_encode_piece); otherwise zero_lines writes them after the strip's encode
+  std::int64_t quad_pad = 0;
+  if constexpr (PadQuads) {
+    const std::int64_t pad = d.out_end - d.out_begin - n;
+    if (col_out && pad > 0 && pad < (std::int64_t{1} << 30)) quad_pad = pad;  // quads counted in int
+  }
   const auto encode = [&](const gct_strip& st, std::int64_t k, int half, bool in_range) {
-    gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide, in_range, seed);
+    if constexpr (PadQuads) {
+      if (quad_pad > 0 && k == pieces - 1) {
+        gct_encode_piece<S, T, In, true>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out,
+                                         wide, in_range, seed, static_cast<int>(quad_pad));
+        return;
+      }
+    }
+    {
+      gct_encode_piece<S, T, In>(sh, out, d, b, k * gct_piece, rows_of(k), half, phase, st, M, N, col_out, wide,
+                                 in_range, seed);
+    }
   };
   int half = 0;  // one-piece groups: the half holding the current strip
   if (pieces == 1) {
@@ -302,7 +348,7 @@ __device__ inline void group_col_tile_block(const matrix_view<const In>& in, con
       }
     }
     const std::int64_t pad = d.out_end - d.out_begin - n;  // padding rows: zero bytes
-    if (pad > 0) {
+    if (pad > 0 && quad_pad == 0) {
       // lines of the output's order: a column's pad rows (column-major) or a pad row's strip columns
       auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
       zero_lines(out_bytes + out.data.offset(b, d.out_begin + n, st.c0), out.data.ld, col_out ? st.cols_here : pad,
@@ -317,13 +363,13 @@ template <int Threads>
 inline constexpr int gct_min_blocks = Threads <= 512 ? 2 : 1;
 
 // grid: (strip groups, G, batch); block: T.threads; dynamic shared memory gct_smem_bytes.
-template <class SC, class TC, class In>
+template <class SC, class TC, class In, bool PadQuads>
 __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.threads>)
     group_col_tile_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                           std::uint32_t* error_word, std::uint64_t seed, int strips_per_block) {
   extern __shared__ u32x4 dyn[];
   auto& sh = *reinterpret_cast<gct_shared<TC::value.threads>*>(dyn);
-  group_col_tile_block<SC::value, TC::value, In>(
+  group_col_tile_block<SC::value, TC::value, In, PadQuads>(
       in, out, gs, error_word, seed, static_cast<std::int64_t>(blockIdx.x) * strips_per_block,
       strips_per_block, blockIdx.y, blockIdx.z, blockIdx.x == 0 && blockIdx.z == 0, sh);
 }
@@ -331,7 +377,7 @@ __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.th
 // Two tensors with the same rows and offsets in one launch (quantize_dual): grid z runs over the
 // batch items of a, then those of b; grid x covers the wider one's strip groups. Offsets are
 // checked (and padded ends written) once, by a's blocks.
-template <class SC, class TC, class In>
+template <class SC, class TC, class In, bool PadQuads>
 __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.threads>)
     group_col_tile_dual_kernel(matrix_view<const In> in_a, quantized<SC::value> out_a,
                                matrix_view<const In> in_b, quantized<SC::value> out_b,
@@ -342,13 +388,13 @@ __global__ void __launch_bounds__(TC::value.threads, gct_min_blocks<TC::value.th
   const std::int64_t z = blockIdx.z;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * strips_per_block;
   if (z < in_a.batch) {
-    group_col_tile_block<SC::value, TC::value, In>(in_a, out_a, gs, error_word, seed, first,
+    group_col_tile_block<SC::value, TC::value, In, PadQuads>(in_a, out_a, gs, error_word, seed, first,
                                                    strips_per_block, blockIdx.y, z,
                                                    blockIdx.x == 0 && z == 0, sh);
   } else {
     group_offsets quiet = gs;
     quiet.padded_ends = nullptr;
-    group_col_tile_block<SC::value, TC::value, In>(in_b, out_b, quiet, nullptr, seed, first,
+    group_col_tile_block<SC::value, TC::value, In, PadQuads>(in_b, out_b, quiet, nullptr, seed, first,
                                                    strips_per_block, blockIdx.y, z - in_a.batch,
                                                    false, sh);
   }
@@ -395,8 +441,12 @@ struct group_col_tile {
     const int per = strips_per_block(n * p.groups.count * p.in.batch, p.dev->multiprocessors, p.in.rows, p.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(p.groups.count),
                     static_cast<unsigned>(p.in.batch));
-    return backend::launch_shared<group_col_tile_kernel<spec_c<S>, tuning_c<R>, In>>(
-        *p.dev, grid, R.threads, smem, stream, p.in, p.out, p.groups, p.error_word, p.seed, per);
+    auto go = [&](auto pad_quads) -> status {
+      constexpr auto kernel = group_col_tile_kernel<spec_c<S>, tuning_c<R>, In, decltype(pad_quads)::value>;
+      return backend::launch_shared<kernel>(*p.dev, grid, R.threads, smem, stream, p.in, p.out, p.groups,
+                                            p.error_word, p.seed, per);
+    };
+    return p.groups.align > 1 ? go(std::true_type{}) : go(std::false_type{});
   }
 
   /// quantize_dual's launch: a and b share rows and offsets; both accepted by accepts().
@@ -409,9 +459,12 @@ struct group_col_tile {
                                      a.in.rows, a.groups.count);
     const dim3 grid(static_cast<unsigned>((n + per - 1) / per), static_cast<unsigned>(a.groups.count),
                     static_cast<unsigned>(a.in.batch + b.in.batch));
-    return backend::launch_shared<group_col_tile_dual_kernel<spec_c<S>, tuning_c<R>, In>>(
-        *a.dev, grid, R.threads, smem, stream, a.in, a.out, b.in, b.out, a.groups, a.error_word,
-        a.seed, per);
+    auto go = [&](auto pad_quads) -> status {
+      constexpr auto kernel = group_col_tile_dual_kernel<spec_c<S>, tuning_c<R>, In, decltype(pad_quads)::value>;
+      return backend::launch_shared<kernel>(*a.dev, grid, R.threads, smem, stream, a.in, a.out, b.in, b.out,
+                                            a.groups, a.error_word, a.seed, per);
+    };
+    return a.groups.align > 1 ? go(std::true_type{}) : go(std::false_type{});
   }
 };
 
