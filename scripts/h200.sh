@@ -10,10 +10,13 @@
 #   scripts/h200.sh compare  OLD_BENCH=<old fp8q_bench> [MID_BENCH=<another>]: old, mid and this
 #                            build's benchmarks in one call, compared by bench/compare.py
 # BIN=<dir> runs binaries built elsewhere (nvcc here, carried) instead of build-gpu/.
-# Logs and results go under $OUT (the device tool brings them back).
+# Logs and results leave as one tarball, $OUT/h200_logs.tgz: the device tool brings back at most
+# 8 files from $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/fp8q-out}
-mkdir -p "$OUT"
+dest=${OUT:-/tmp/fp8q-out}
+OUT=$(mktemp -d)
+mkdir -p "$dest"
+trap 'tar czf "$dest/h200_logs.tgz" -C "$OUT" .' EXIT
 source .deps/unpack.sh
 build=build-gpu
 bin_tests=$build/tests/gpu
