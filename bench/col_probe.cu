@@ -2,7 +2,8 @@
 // 16384x5120 bf16 -> e4m3fn (colwise into column- and row-major outputs): CUDA-event median of 41
 // calls after 3 warm-ups, fraction of a 1 GiB copy timed in the same process, and a hash of the
 // output bytes and scales (equal hashes: equal bytes). An optional argument keeps the cases whose
-// label contains it. CUDA only; docs/design.md ("Colwise /sw") has its results.
+// label contains it. CUDA only; docs/design.md ("Colwise /sw") has its results. Labels name the
+// tuning: threads and tile, or the path by name ("hold", "relay").
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cmath>
@@ -89,6 +90,14 @@ int main(int argc, char** argv) {
     shape("t512 256x128", tn<fq::tuning{.threads = 512, .tile_rows = 256, .tile_cols = 128}>{});
     shape("t256 256x32", tn<fq::tuning{.tile_rows = 256, .tile_cols = 32}>{});
     shape("t128 256x32", tn<fq::tuning{.threads = 128, .tile_rows = 256, .tile_cols = 32}>{});
+    // the held tiles by name (the walk's colwise on the H200 since 2026-12-03), by block size,
+    // and the relay beside them: where the software encoder's cost sits in the one-read kernel
+    shape("hold t64", tn<fq::tuning{.threads = 64, .path = fq::gpu_path::col_hold}>{});
+    shape("hold t128", tn<fq::tuning{.threads = 128, .path = fq::gpu_path::col_hold}>{});
+    shape("hold t256", tn<fq::tuning{.threads = 256, .path = fq::gpu_path::col_hold}>{});
+    shape("hold t128 direct", tn<fq::tuning{.threads = 128, .store = fq::store_path::direct,
+                                            .path = fq::gpu_path::col_hold}>{});
+    shape("relay t256", tn<fq::tuning{.path = fq::gpu_path::col_relay}>{});
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds everything and runs every ctest label (host, slow, isa, package, gpu); GPU tests report
-# themselves skipped where no GPU or no CUDA toolchain is present. The host suite also runs
-# built with clang-19 and, under ASan/UBSan, with the default compiler. Installs what a fresh Debian 12
+# Builds everything and runs every ctest label (host, slow, isa, package, gpu, emu); GPU tests
+# report themselves skipped where no GPU or no CUDA toolchain is present. The host suite also
+# runs built with clang-19 (with the emulator tests) and, under ASan/UBSan, with the default
+# compiler. Installs what a fresh Debian 12
 # lacks. Exits non-zero on any failure.
 #
 #   FP8Q_CTEST_JOBS   parallel tests (default 2)
@@ -23,7 +24,9 @@ fp8q_log "build done after $((SECONDS - start)) s"
 
 # The host suite (host and slow labels) once more with clang-19, the compiler HIP builds use:
 # a compile-only check cannot see a wrong constant (clang once misread padded template
-# arguments, docs/design.md). FP8Q_CLANG=0 skips this phase; under CI a missing clang-19 fails.
+# arguments, docs/design.md). The same build runs the emulator tests (label emu: the GPU test
+# programs with their kernels run on the CPU; g++ cannot build them, tests/emu/CMakeLists.txt).
+# FP8Q_CLANG=0 skips this phase; under CI a missing clang-19 fails.
 clang_rc=0
 if [[ ${FP8Q_CLANG:-1} != 0 ]]; then
   if command -v clang++-19 >/dev/null 2>&1; then
@@ -33,7 +36,7 @@ if [[ ${FP8Q_CLANG:-1} != 0 ]]; then
       -DCMAKE_CXX_COMPILER=clang++-19 -DFP8Q_ENABLE_CUDA=OFF -DFP8Q_ISA_CHECKS=OFF >/dev/null
     cmake --build "$clang_build" -j"$(fp8q_jobs)" >/dev/null
     set +e
-    (cd "$clang_build" && ctest --output-on-failure --no-tests=error -j"${FP8Q_CTEST_JOBS:-2}" -L 'host|slow')
+    (cd "$clang_build" && ctest --output-on-failure --no-tests=error -j"${FP8Q_CTEST_JOBS:-2}" -L 'host|slow|emu')
     clang_rc=$?
     set -e
     fp8q_log "clang ctest exit $clang_rc after $((SECONDS - start)) s"

@@ -25,3 +25,11 @@
 #else
 #define FP8Q_TOOLCHAIN_CUDA 0
 #endif
+
+// The emulator (tests only): the GPU code compiled by the host compiler and run on the CPU
+// (detail/emu/adapter.hpp). A test defines FP8Q_EMULATED_GPU (the wave size, 32 or 64).
+#if defined(FP8Q_EMULATED_GPU) && !FP8Q_TOOLCHAIN_CUDA && !FP8Q_TOOLCHAIN_HIP
+#define FP8Q_TOOLCHAIN_EMU 1
+#else
+#define FP8Q_TOOLCHAIN_EMU 0
+#endif

@@ -32,6 +32,8 @@ struct device_info {
 #include "fp8q/detail/cuda/adapter.hpp"
 #elif FP8Q_TOOLCHAIN_HIP
 #include "fp8q/detail/hip/adapter.hpp"
+#elif FP8Q_TOOLCHAIN_EMU
+#include "fp8q/detail/emu/adapter.hpp"
 #else
 namespace fp8q {
 inline status device_count(int* count) {

@@ -14,7 +14,7 @@
 #include "fp8q/validate.hpp"
 #include "fp8q/views.hpp"
 
-// GPU entry points when compiled by nvcc (fp8q::cuda) or hipcc (fp8q::hip).
-#if FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_HIP
+// GPU entry points when compiled by nvcc (fp8q::cuda) or hipcc (fp8q::hip), or for the emulator.
+#if FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_HIP || FP8Q_TOOLCHAIN_EMU
 #include "fp8q/gpu/quantize.hpp"
 #endif

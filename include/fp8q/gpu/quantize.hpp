@@ -10,7 +10,7 @@
 
 #include "fp8q/config.hpp"
 
-#if !(FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_HIP)
+#if !(FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_HIP || FP8Q_TOOLCHAIN_EMU)
 #error "fp8q/gpu/quantize.hpp needs nvcc (fp8q::cuda) or hipcc/clang -x hip (fp8q::hip)"
 #endif
 

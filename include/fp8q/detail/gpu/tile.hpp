@@ -33,6 +33,12 @@ struct alignas(16) u32x4 {
   std::uint32_t x, y, z, w;
 };
 
+#if FP8Q_TOOLCHAIN_EMU
+// The emulator's dynamic shared memory (what `extern __shared__ u32x4 dyn[]` names in the
+// kernels): one copy per OS thread, which runs one block at a time.
+inline thread_local u32x4 dyn[backend::dynamic_shared_capacity / sizeof(u32x4)];
+#endif
+
 template <class In>
 __device__ inline float load_one(const In* p) {
   return to_float(*p);
