@@ -62,8 +62,9 @@ class checker {
 
 #define FP8Q_TEST_CHECK(checker, ...) (checker).check((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
 
-#if FP8Q_TOOLCHAIN_CUDA
-// A CUDA runtime call that must succeed; the error string goes into the failure message.
+#if FP8Q_TOOLCHAIN_CUDA || FP8Q_TOOLCHAIN_EMU
+// A CUDA runtime call that must succeed (the emulator's stand-in too: tests/emu); the error string
+// goes into the failure message.
 #define FP8Q_TEST_CUDA(checker, ...)                                                     \
   [&](cudaError_t fp8q_test_err) {                                                       \
     if (fp8q_test_err != cudaSuccess) std::printf("%s\n", cudaGetErrorString(fp8q_test_err)); \

@@ -458,7 +458,7 @@ struct device_facts {
   int device = 0;
   int multiprocessors = emu::multiprocessors;
   int wave_size = emu::wave;
-  int major = 9;
+  int major = 0;  // no NVIDIA architecture (what sm_90 alone offers is not emulated)
   int shared_optin = emu::shared_optin;
   int cooperative = 1;
   arch_traits traits() const { return {wave_size, 48 * 1024}; }
