@@ -10,7 +10,8 @@
 // block barrier, a wave operation, a spin on device memory), so a block runs deterministically
 // and code that relies on lock-step execution without a barrier shows up as a wrong byte. The
 // blocks a device holds at once run on their own OS threads (a persistent grid's blocks wait on
-// each other); `__shared__` is thread_local, one copy per block. Device memory is host memory.#pragma once
+// each other); `__shared__` is thread_local, one copy per block. Device memory is host memory.
+#pragma once
 
 #include <atomic>
 #include <cstddef>
@@ -21,6 +22,7 @@
 
 #include "fp8q/arch.hpp"
 #include "fp8q/detail/emu/runtime.hpp"
+#include "fp8q/detail/gpu/u32x4.hpp"
 #include "fp8q/format.hpp"
 #include "fp8q/status.hpp"
 #include "fp8q/tuning.hpp"
@@ -303,3 +305,12 @@ inline status query_device(int device, device_info* info) {
 }
 
 }  // namespace fp8q
+
+namespace fp8q::detail::gpu {
+
+// Dynamic shared memory, what the kernels' block-scope `extern __shared__ u32x4 dyn[]` names
+// (thread_local here, as every `__shared__`): one copy per OS thread, which runs one block at a
+// time.
+inline thread_local u32x4 dyn[backend::dynamic_shared_capacity / sizeof(u32x4)];
+
+}  // namespace fp8q::detail::gpu

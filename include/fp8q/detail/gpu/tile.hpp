@@ -8,6 +8,7 @@
 
 #include "fp8q/convert.hpp"
 #include "fp8q/detail/fast_encode.hpp"
+#include "fp8q/detail/gpu/u32x4.hpp"
 #include "fp8q/scale.hpp"
 #include "fp8q/spec.hpp"
 #include "fp8q/tuning.hpp"
@@ -28,16 +29,6 @@ struct tuning_c {
 /// Elements per vector step: 16 FP8 output bytes, so every vectorized store is 16 bytes wide and
 /// loads are whole 16-byte vectors (2 per step for bf16/f16, 4 for f32).
 inline constexpr int vec_elems = 16;
-
-struct alignas(16) u32x4 {
-  std::uint32_t x, y, z, w;
-};
-
-#if FP8Q_TOOLCHAIN_EMU
-// The emulator's dynamic shared memory (what `extern __shared__ u32x4 dyn[]` names in the
-// kernels): one copy per OS thread, which runs one block at a time.
-inline thread_local u32x4 dyn[backend::dynamic_shared_capacity / sizeof(u32x4)];
-#endif
 
 template <class In>
 __device__ inline float load_one(const In* p) {
