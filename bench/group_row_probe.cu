@@ -58,12 +58,12 @@ __global__ void __launch_bounds__(nm_threads) nomath_padded_rows(const std::uint
                                                                  const std::int32_t* ends, int G, int align, i64 M,
                                                                  int N, i64 ldo) {
   extern __shared__ std::uint32_t row_words[];  // [N / 2 + 16] the row, bf16 pairs
-  __shared__ int start[nm_max_groups], pstart[nm_max_groups + 1];
+  __shared__ int start[nm_max_groups], stop[nm_max_groups], pstart[nm_max_groups + 1];
   if (threadIdx.x == 0) {
     int prev = 0, p = 0;
     for (int g = 0; g < G; ++g) {
-      int e = ends[g] < prev ? prev : ends[g] > N ? N : ends[g];
-      start[g] = prev; pstart[g] = p;
+      const int e = static_cast<int>(fp8q::detail::gpu::clamp_end(ends[g], prev, N));  // the library's clamp
+      start[g] = prev; stop[g] = e; pstart[g] = p;
       p += (e - prev + align - 1) / align * align; prev = e;
     }
     pstart[G] = p;
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(nm_threads) nomath_padded_rows(const std::uint
       int lo = 0, hi = G - 1;  // the group whose padded span holds o
       while (lo < hi) { const int mid = (lo + hi + 1) / 2; if (pstart[mid] <= o) lo = mid; else hi = mid - 1; }
       const int g = lo;
-      const int size = (g + 1 < G ? start[g + 1] : (ends[G - 1] > N ? N : ends[G - 1])) - start[g];
+      const int size = stop[g] - start[g];
       const int off = o - pstart[g];
       const int x = start[g] + off;  // first input column
       std::uint32_t w[9];
