@@ -186,6 +186,12 @@ __device__ inline void zero_lines(std::uint8_t* first, std::int64_t stride, std:
   }
 }
 
+// A quad's encoded words: 4 rows of U bytes.
+template <int U>
+struct quad_words {
+  std::uint32_t w[4][U / 4];
+};
+
 // Cast the tile of rows_here x cols_here at (b, r0, c0) of a row-major input (T.tile_rows x
 // T.tile_cols at most) with its column scales (scales: [T.tile_cols] f32 in shared memory, written
 // and synchronized by the caller) and store it; in_range: every column passed in_range_group
@@ -195,8 +201,10 @@ __device__ inline void zero_lines(std::uint8_t* first, std::int64_t stride, std:
 // in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
 // each thread stores them itself (4-byte or U-byte stores).
 // held(r, uc): the tile's row r, unit column uc, where the caller holds the tile on chip
-// (rows_here x whole units); without it the units are loaded from `in`.
-template <spec S, tuning T, class In, bool Staged, class Held = std::nullptr_t>
+// (rows_here x whole units); without it the units are loaded from `in`. Alias (staged, held):
+// `tile` lies over the held tile, so every thread encodes all its quads before a barrier and
+// only then writes them to `tile`.
+template <spec S, tuning T, class In, bool Staged, bool Alias = false, class Held = std::nullptr_t>
 __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quantized<S>& out,
                                      const byte_tile& tile, const float* scales, std::int64_t b,
                                      std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
@@ -213,8 +221,9 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
   const std::int64_t ld = in.ld;
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out.data.data);
   constexpr int items = (TR / 4) * upr;
-  auto body = [&](auto fast) {
-  for (int i = tid; i < items; i += threads) {
+  // Item i's quad: rows 4 rq .. 4 rq + 3 of unit column uc, held or loaded, encoded with the
+  // columns' scales.
+  auto encode_item = [&](auto fast, int i) {
     const int uc = i % upr;
     const int rq = i / upr;
     const bool col_ok = uc * U < cols_here;
@@ -232,14 +241,33 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     float sc[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
-    std::uint32_t q[4][U / 4];
+    quad_words<U> q;
     const std::int64_t c = c0 + uc * U;
-    if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, q);
-    else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q);
+    if constexpr (decltype(fast)::value) encode_quad_in_range<S, T, In, U>(v, sc, q.w);
+    else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q.w);
+    return q;
+  };
+  static_assert(!Alias || (Staged && items % threads == 0), "aliasing needs the staged tile and whole turns");
+  auto body_alias = [&](auto fast) {
+    constexpr int per = Alias ? items / threads : 1;
+    quad_words<U> qa[per];
+#pragma unroll
+    for (int p = 0; p < per; ++p) qa[p] = encode_item(fast, tid + p * threads);
+    backend::block_sync();
+#pragma unroll
+    for (int p = 0; p < per; ++p) put_quad<U>(tile, (tid + p * threads) / upr, (tid + p * threads) % upr, qa[p].w);
+  };
+  auto body = [&](auto fast) {
+  for (int i = tid; i < items; i += threads) {
+    const int uc = i % upr;
+    const int rq = i / upr;
+    const quad_words<U> qw = encode_item(fast, i);
+    const auto& q = qw.w;
     if constexpr (Staged) {
       put_quad<U>(tile, rq, uc, q);
     } else {
-      if (!col_ok) continue;
+      if (uc * U >= cols_here) continue;
+      const std::int64_t c = c0 + uc * U;
       if (tile.row_major) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -267,7 +295,8 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     }
   }
   };
-  with_in_range<S, In, U>([&] { return in_range; }, body);
+  if constexpr (Alias) with_in_range<S, In, U>([&] { return in_range; }, body_alias);
+  else with_in_range<S, In, U>([&] { return in_range; }, body);
   if constexpr (Staged) {
     backend::block_sync();
     store_byte_tile<S>(tile, out, b, r0, c0, rows_here, cols_here, tid, threads);

@@ -44,12 +44,26 @@ __device__ inline strip_tile strip_tile_at(const strip_plan& p, std::int64_t k, 
 
 template <tuning T, bool Staged>
 struct hold_shared {
-  rt_shared held[2];                                  // the two tiles, quad_tile_slot order
-  std::uint32_t words[col_tile_bytes<T, Staged> / 4];  // the byte tile of the cast
+  // The staged byte tile lies over the held tile being cast, where each thread casts the same
+  // number of quads (it holds them all in registers until a barrier: cast_col_tile's Alias). Its
+  // own 8.5 KiB would take the sixth block per multiprocessor (docs/design.md, "Holding tiles on
+  // chip").
+  static constexpr bool alias = Staged && ((T.tile_rows / 4) * rt_units) % T.threads == 0;
+  static_assert(!alias || col_tile_bytes<T, true> <= rt_rows * rt_units * 16, "the byte tile fits a held tile");
+  rt_shared held[2];                                            // the two tiles, quad_tile_slot order
+  std::uint32_t words[alias ? 1 : col_tile_bytes<T, Staged> / 4];  // the byte tile of the cast, unless alias
   float scales[T.tile_cols];                          // [cols] the tile's column scales
   std::uint32_t partial[T.threads / 32][T.tile_cols];  // [waves][cols] column maxima
   held_words w;
 };
+
+// Blocks per multiprocessor col_hold_kernel declares: six for the staged kernel of 128 threads,
+// whose byte tile lies over the held tile (80 registers and 35,088 bytes of shared memory on
+// sm_90, where 95 registers and a byte tile of its own, 43,792 bytes, held five); otherwise 0,
+// no floor: ptxas then gives the row-major kernel the 80 registers it had, where a floor of 1
+// let it take 127. Where __launch_bounds__ does not count blocks (HIP), no floor either.
+template <int Threads, bool Staged>
+inline constexpr int col_hold_min_blocks = backend::launch_bounds_counts_blocks && Staged && Threads == 128 ? 6 : 0;
 
 // amax_bits: [batch, cols] f32 bits; done: [batch * strips]; tickets: [1]; all zeroed before.
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
@@ -58,7 +72,7 @@ struct hold_shared {
 // read on the device; a padded output gets zero rows up to the padded end), as col_relay's;
 // count 0: plain colwise. Tiles past the group's end copy and cast nothing and count their strip.
 template <class SC, class TC, class In, bool Staged>
-__global__ void __launch_bounds__(TC::value.threads)
+__global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks<TC::value.threads, Staged>)
     col_hold_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
                     std::uint32_t* done, std::uint32_t* tickets, strip_plan plan, std::uint64_t seed,
                     relay_group group) {
@@ -125,10 +139,13 @@ __global__ void __launch_bounds__(TC::value.threads)
                                                              [&](int i) {
                                                                return backend::load_relaxed(amax_bits + t.b * N + t.c0 + i);
                                                              });
-    const byte_tile tile{reinterpret_cast<std::uint8_t*>(sm.words), T.tile_cols + 4, T.tile_rows + 4,
-                         out.data.order == layout::row_major};
-    cast_col_tile<S, T, In, Staged>(in, out, tile, sm.scales, t.b, t.r0, t.c0, t.rows_here, t.cols_here, seed, in_range,
-                                    [&](int r, int c) { return unit_raw<In, U>(sm.held[slot].tile[r][quad_tile_slot(r, c)]); });
+    constexpr bool alias = hold_shared<T, Staged>::alias;
+    // [tile bytes] the byte tile: over the held tile being cast, or words of its own
+    auto* bytes = alias ? reinterpret_cast<std::uint8_t*>(&sm.held[slot].tile[0][0]) : reinterpret_cast<std::uint8_t*>(sm.words);
+    const byte_tile tile{bytes, T.tile_cols + 4, T.tile_rows + 4, out.data.order == layout::row_major};
+    cast_col_tile<S, T, In, Staged, alias>(
+        in, out, tile, sm.scales, t.b, t.r0, t.c0, t.rows_here, t.cols_here, seed, in_range,
+        [&](int r, int c) { return unit_raw<In, U>(sm.held[slot].tile[r][quad_tile_slot(r, c)]); });
   };
   hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, complete, cast);
 }
