@@ -51,7 +51,8 @@ struct sp_fnuz { static constexpr fq::spec value = grp_fnuz; };
 // loads), then each thread writes 16-byte pieces of the padded row, each the high bytes of 16
 // consecutive inputs of one group (4-byte shared reads, shifted by 16 bits where the group starts
 // on an odd column; zeros past the group's size), and one f32 per group and row. align 1 is the
-// same kernel without padding. Rows: gridDim.x blocks, a row at a time.
+// same kernel without padding, where a piece is the high bytes of its own 16 input columns
+// whichever groups they belong to. Rows: gridDim.x blocks, a row at a time.
 constexpr int nm_threads = 512;
 constexpr int nm_max_groups = 64;
 __global__ void __launch_bounds__(nm_threads) nomath_padded_rows(const std::uint16_t* in, std::uint8_t* out, float* scale,
@@ -81,9 +82,11 @@ __global__ void __launch_bounds__(nm_threads) nomath_padded_rows(const std::uint
       int lo = 0, hi = G - 1;  // the group whose padded span holds o
       while (lo < hi) { const int mid = (lo + hi + 1) / 2; if (pstart[mid] <= o) lo = mid; else hi = mid - 1; }
       const int g = lo;
-      const int size = stop[g] - start[g];
-      const int off = o - pstart[g];
-      const int x = start[g] + off;  // first input column
+      // align 1: the groups lie side by side as in the input, so a piece may span several
+      // groups and is the input's high bytes at its own columns
+      const int size = align == 1 ? N - o : stop[g] - start[g];
+      const int off = align == 1 ? 0 : o - pstart[g];
+      const int x = align == 1 ? o : start[g] + off;  // first input column
       std::uint32_t w[9];
 #pragma unroll
       for (int k = 0; k < 9; ++k) w[k] = row_words[x / 2 + k];
