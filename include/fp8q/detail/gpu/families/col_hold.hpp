@@ -62,8 +62,9 @@ struct hold_shared {
 // sm_90, where 95 registers and a byte tile of its own, 43,792 bytes, held five); otherwise 0,
 // no floor: ptxas then gives the row-major kernel the 80 registers it had, where a floor of 1
 // let it take 127. Where __launch_bounds__ does not count blocks (HIP), no floor either.
-template <int Threads, bool Staged>
-inline constexpr int col_hold_min_blocks = backend::launch_bounds_counts_blocks && Staged && Threads == 128 ? 6 : 0;
+constexpr int col_hold_min_blocks(int threads, bool staged) {
+  return backend::launch_bounds_counts_blocks && staged && threads == 128 ? 6 : 0;
+}
 
 // amax_bits: [batch, cols] f32 bits; done: [batch * strips]; tickets: [1]; all zeroed before.
 // in:       [batch, rows, cols] In, row-major, 16-byte aligned lines
@@ -72,7 +73,7 @@ inline constexpr int col_hold_min_blocks = backend::launch_bounds_counts_blocks 
 // read on the device; a padded output gets zero rows up to the padded end), as col_relay's;
 // count 0: plain colwise. Tiles past the group's end copy and cast nothing and count their strip.
 template <class SC, class TC, class In, bool Staged>
-__global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks<TC::value.threads, Staged>)
+__global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::value.threads, Staged))
     col_hold_kernel(matrix_view<const In> in, quantized<SC::value> out, std::uint32_t* amax_bits,
                     std::uint32_t* done, std::uint32_t* tickets, strip_plan plan, std::uint64_t seed,
                     relay_group group) {
