@@ -5,7 +5,7 @@
 // 27% of its speed with its bytes unchanged (docs/benchmarks/h200-2026-12-02-2017.md), which no
 // byte test sees. Compiled by nvcc with ptxas's spill warnings as errors (CMakeLists.txt).
 // group_row_spans (a thread on 11 consecutive units, 128 registers at its 512-thread bound) with
-// power-of-2 scales, unpadded and padded: a split unit kept in registers through the barriers,
+// power-of-2 scales, unpadded and both padded placements: a split unit kept in registers through the barriers,
 // and one kernel for both output kinds, made it spill. (With stored scale and inverse it spills
 // 4 bytes, CUDA 13: not asserted here.)
 #include "fp8q/gpu/quantize.hpp"
@@ -25,12 +25,13 @@ void* fit() {
   return reinterpret_cast<void*>(&group_row_fused_kernel<spec_c<S>, tuning_c<family::R>, bf16, Items>);
 }
 
-template <spec S, bool Padded>
+template <spec S, span_place Place>
 void* spans() {
   using family = group_row_spans<S, tuning{}, bf16>;
-  return reinterpret_cast<void*>(&group_row_spans_kernel<spec_c<S>, tuning_c<family::R>, bf16, Padded>);
+  return reinterpret_cast<void*>(&group_row_spans_kernel<spec_c<S>, tuning_c<family::R>, bf16, Place>);
 }
 
 }  // namespace
 
-void* fp8q_group_row_fits[] = {fit<pow2, 2>(), fit<pow2, 4>(), fit<pow2, 5>(), fit<both, 5>(), spans<pow2, false>(), spans<pow2, true>()};
+void* fp8q_group_row_fits[] = {fit<pow2, 2>(), fit<pow2, 4>(), fit<pow2, 5>(), fit<both, 5>(), spans<pow2, span_place::unpadded>(),
+                               spans<pow2, span_place::copy_out>(), spans<pow2, span_place::cast>()};

@@ -17,14 +17,21 @@
 //     slot just read takes the copy of the row two ahead; a barrier;
 //   - cast: each unit times its group's scale, encoded into the staging row (the split unit
 //     from a copy in shared memory: the slot holds the next row by then).
-// Padded outputs (group_offsets::align): the staging row is the padded row. Each thread writes its
-// span's bytes where the padded row wants them, from the cast: the span is one run of output bytes
-// (two where it holds a boundary), placed by funnel shifts in whole 32-bit words but for the two
-// words at each end of a run, which are OR-ed in by shared atomics. The staging row's padding is
-// zeroed once and never written; the copy-out zeroes the words it has copied, so the OR-ed words
-// start from zero every row. The copy-out is the unpadded one. Served: 16-bit inputs, row-major in
-// and out, N a multiple of the unit, up to group_row_spans_max_groups groups, rows whose slots,
-// split units and (padded) staging row fit shared memory.
+// Padded outputs (group_offsets::align), two placements (span_place):
+//   - copy_out, where align is a multiple of 16: every 16-byte piece of the padded row lies in
+//     one group's padded columns, so the cast is the unpadded one and the copy-out places the
+//     row: each piece reads its 16 bytes from the unpadded staging row at its group's shift (a
+//     table made once per block holds each piece's source and how many of its bytes are data;
+//     the rest are zero);
+//   - cast, for any other align: the staging row is the padded row, and each thread writes its
+//     span's bytes where the padded row wants them: one run of output bytes (two where it holds a
+//     boundary), placed by funnel shifts in whole 32-bit words but for the two words at each end
+//     of a run, which are OR-ed in by shared atomics. The staging row's padding is zeroed once and
+//     never written; the copy-out zeroes the words it has copied, so the OR-ed words start from
+//     zero every row.
+// Served: 16-bit inputs, row-major in and out, N a multiple of the unit, up to
+// group_row_spans_max_groups groups, rows whose slots, split units and staging row (and table)
+// fit shared memory.
 // The walk prefers it up to group_row_spans_preferred_groups (more groups make more spans split
 // or cross several boundaries). Measured against group_row_fused in docs/design.md
 // ("Per-group rowwise: a span per thread").
@@ -61,12 +68,30 @@ struct group_spans_shared {
   group_cast cast[group_row_spans_max_groups];       ///< this row's scales
 };
 
-/// Bytes of the staging row: 8 per unit, or, padded, the padded row's largest extent and 96 past
-/// it (a thread's words reach up to 92 bytes past where its span's output begins; the ones past
-/// the row's last byte are zeros).
+/// Where a padded row's bytes are put in place (the file's head comment).
+enum class span_place { unpadded, copy_out, cast };
+
+constexpr span_place span_place_of(std::int64_t align) {
+  return align <= 1 ? span_place::unpadded : align % 16 == 0 ? span_place::copy_out : span_place::cast;
+}
+
+/// Bytes of the unpadded staging row, 8 per unit, and 32 past it: the copy-out's reads of a piece
+/// reach 19 bytes past its first data byte.
+constexpr std::int64_t group_row_spans_plain_stage_bytes(int threads) {
+  return threads * group_row_spans_items * std::int64_t{8} + 32;
+}
+
+/// Bytes of the staging row: the unpadded one, with (copy_out) the table of 4 bytes per 16 of the
+/// padded row's largest extent after it; or (cast) the padded row's largest extent and 96 past it
+/// (a thread's words reach up to 92 bytes past where its span's output begins; the ones past the
+/// row's last byte are zeros).
 constexpr std::int64_t group_row_spans_stage_bytes(int threads, std::int64_t cols, std::int64_t groups, std::int64_t align) {
-  if (align <= 1) return threads * group_row_spans_items * std::int64_t{8};
-  return (cols + groups * (align - 1) + 15) / 16 * 16 + 96;
+  const std::int64_t padded_extent = (cols + groups * (align - 1) + 15) / 16 * 16;
+  switch (span_place_of(align)) {
+    case span_place::unpadded: return threads * group_row_spans_items * std::int64_t{8};
+    case span_place::copy_out: return group_row_spans_plain_stage_bytes(threads) + (padded_extent / 16 * 4 + 15) / 16 * 16;
+    default: return padded_extent + 96;
+  }
 }
 
 /// Dynamic shared memory of a block of `threads` threads: the groups, two slots of the row
@@ -105,9 +130,9 @@ template <class In>
 }
 
 /// Cast of such a span, element by element, into the staging row (columns past the last end are
-/// left alone; padded, each byte OR-ed in at its group's shift). src: [cols] In; stage: [cols or
-/// padded cols] FP8 bytes of the row.
-template <spec S, class In, bool Padded>
+/// left alone; placed by the cast, each byte OR-ed in at its group's shift). src: [cols] In;
+/// stage: [cols or padded cols] FP8 bytes of the row.
+template <spec S, class In, bool Shifted>
 [[gnu::noinline]] __device__ void cast_span_elements(const group_spans_shared& s, int G, const In* src, int c0,
                                                      int c1, std::uint8_t* stage, std::uint64_t seed,
                                                      std::uint64_t row_index) {
@@ -117,7 +142,7 @@ template <spec S, class In, bool Padded>
     if (h >= G) break;
     const std::uint8_t v =
         encode_scaled<S>(load_one(src + c) * s.cast[h].scale, seed, row_index + static_cast<std::uint64_t>(c));
-    if constexpr (Padded) or_byte(stage, c + s.cast[h].shift, v);
+    if constexpr (Shifted) or_byte(stage, c + s.cast[h].shift, v);
     else stage[c] = v;
   }
 }
@@ -127,8 +152,8 @@ template <spec S, class In, bool Padded>
 //           when padded)
 // scales:   [batch, G, rows] f32
 // gs.ends:  [G] int32, device; G <= group_row_spans_max_groups
-// Padded: gs.align > 1 (a kernel of its own: the copy-out and the setup differ).
-template <class SC, class TC, class In, bool Padded>
+// Place: span_place_of(gs.align) (a kernel each: the copy-out, the setup and the cast differ).
+template <class SC, class TC, class In, span_place Place>
 __global__ void __launch_bounds__(group_row_spans_max_threads)
     group_row_spans_kernel(matrix_view<const In> in, quantized<SC::value> out, group_offsets gs,
                            std::uint32_t* error_word, std::uint64_t seed) {
@@ -144,8 +169,12 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   group_spans_shared& s = *reinterpret_cast<group_spans_shared*>(dyn);
   u32x4* slots = dyn + sizeof(group_spans_shared) / sizeof(u32x4);        // [2][slot_units] the row
   u32x4* split_units = slots + 2 * slot_units;                              // [threads] each split unit
-  // [cols, or padded: the padded row's extent] FP8, the encoded row (padded: zero but for data)
+  // [cols, or placed by the cast: the padded row's extent] FP8, the encoded row (placed by the
+  // cast: zero but for data)
   auto* stage_row = reinterpret_cast<std::uint8_t*>(split_units + threads);
+  // copy_out: [padded extent / 16] each 16-byte piece of the padded row: its first byte's source
+  // in the staging row (bits 0-25) and how many of its bytes are data (bits 26-30)
+  auto* piece = reinterpret_cast<std::uint32_t*>(stage_row + group_row_spans_plain_stage_bytes(static_cast<int>(blockDim.x)));
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = backend::wave_size();
@@ -154,7 +183,8 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   const int N = static_cast<int>(in.cols);
   const int G = static_cast<int>(gs.count);
   const int units = N / U;
-  constexpr bool padded = Padded;
+  constexpr bool padded = Place != span_place::unpadded;
+  constexpr bool shifted = Place == span_place::cast;  // the cast places the padded row
   const int align = padded ? static_cast<int>(gs.align) : 1;
   const std::int64_t stride = gridDim.x;
   const std::int64_t rows = in.batch * M;
@@ -178,8 +208,8 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
 
   // Setup (under the copies): clamped ends c_g = min(max(0, ends[0..g]), N), device_groups.hpp's
   // rule, as a prefix max; where padded, each group's shift to its output columns (an exclusive
-  // prefix sum of the rounded sizes), its padded end (s.scratch) and the chunk table; block 0
-  // does the bookkeeping (error word, padded ends).
+  // prefix sum of the rounded sizes) and (copy_out) the piece table; block 0 does the
+  // bookkeeping (error word, padded ends).
   for (int g = tid; g < G; g += threads) s.end[g] = gs.ends[g] > 0 ? gs.ends[g] : 0;
   backend::block_sync();
   {
@@ -211,9 +241,28 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     if (blockIdx.x == 0) group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], b0 + shift, b0 + shift + rounded(g)});
   }
   backend::block_sync();
-  if constexpr (padded) {  // the padding stays zero; the data's words are zeroed by each copy-out
+  if constexpr (shifted) {  // the padding stays zero; the data's words are zeroed by each copy-out
     const int stage_bytes = static_cast<int>(group_row_spans_stage_bytes(threads, N, G, align));
     for (int j = tid; j < stage_bytes / 16; j += threads) reinterpret_cast<u32x4*>(stage_row)[j] = u32x4{0, 0, 0, 0};
+  }
+  if constexpr (Place == span_place::copy_out) {
+    // out_end and every group's padded columns are multiples of 16: piece j lies in the first
+    // group whose padded end passes 16 j (empty groups have none)
+    for (int g = tid; g < G; g += threads) s.scratch[g] = begin_of(g) + s.cast[g].shift + rounded(g);
+    backend::block_sync();
+    for (int j = tid; j < out_end / 16; j += threads) {
+      const int x0 = j * 16;
+      int g = 0;
+      for (int hi = G - 1; g < hi;) {
+        const int mid = (g + hi) / 2;
+        if (s.scratch[mid] > x0) hi = mid;
+        else g = mid + 1;
+      }
+      const int src = x0 - s.cast[g].shift;  // >= begin_of(g): a group's data precede its padding
+      const int data = s.end[g] - src;
+      piece[j] = data <= 0 ? 0u : static_cast<std::uint32_t>(src) | static_cast<std::uint32_t>(data < 16 ? data : 16) << 26;
+    }
+    backend::block_sync();
   }
 
   // This thread's span: units [u0, u0 + own), columns [c0, c1); head group g0 (of c0), tail
@@ -261,29 +310,59 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   // The staging row to prev's row: its columns up to the (padded) last end, 16 bytes a store
   // where the output lines allow, else 8.
   auto copy_out = [&] {
-    // (not unrolled: keep[] is live here, and unrolled copies made ptxas spill.) Padded, each word
-    // copied is zeroed for the next row's OR-ed end words.
-    if (wide) {
+    if constexpr (Place == span_place::copy_out) {
+      const auto* words = reinterpret_cast<const std::uint32_t*>(stage_row);
+#pragma unroll 1
+      for (int j = tid; j < out_end / 16; j += threads) {
+        const std::uint32_t e = piece[j];
+        const int src = static_cast<int>(e & ((1u << 26) - 1u));
+        const int data = static_cast<int>(e >> 26);
+        const std::uint32_t* w = words + (src >> 2);
+        // bytes r .. r + 3 of {hi, lo} (a funnel shift; a byte permute with a run-time selector
+        // goes through scratch memory on gfx942)
+        const int r8 = 8 * (src & 3);
+        auto join = [r8](std::uint32_t lo, std::uint32_t hi) {
+          return static_cast<std::uint32_t>(((std::uint64_t{hi} << 32) | lo) >> r8);
+        };
+        const std::uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+        std::uint32_t v[4] = {join(w0, w1), join(w1, w2), join(w2, w3), join(w3, w4)};
+        if (data < 16) {  // a group's last piece (its padding zero), or padding alone
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const int d = data - 4 * k;
+            v[k] = d <= 0 ? 0u : d >= 4 ? v[k] : v[k] & ((1u << (8 * d)) - 1u);
+          }
+        }
+        if (wide) {
+          *reinterpret_cast<u32x4*>(prev + j * 16) = u32x4{v[0], v[1], v[2], v[3]};
+        } else {
+          *reinterpret_cast<uint2*>(prev + j * 16) = uint2{v[0], v[1]};
+          *reinterpret_cast<uint2*>(prev + j * 16 + 8) = uint2{v[2], v[3]};
+        }
+      }
+    } else if (wide) {
+      // (not unrolled: keep[] is live here, and unrolled copies made ptxas spill.) Placed by the
+      // cast, each word copied is zeroed for the next row's OR-ed end words.
       auto* o = reinterpret_cast<u32x4*>(stage_row);
 #pragma unroll 1
       for (int j = tid; j < out_end / 16; j += threads) {
         *reinterpret_cast<u32x4*>(prev + j * 16) = o[j];
-        if constexpr (padded) o[j] = u32x4{0, 0, 0, 0};
+        if constexpr (shifted) o[j] = u32x4{0, 0, 0, 0};
       }
       for (int c = out_end / 16 * 16 + tid; c < out_end; c += threads) {
         prev[c] = stage_row[c];
-        if constexpr (padded) stage_row[c] = 0;
+        if constexpr (shifted) stage_row[c] = 0;
       }
     } else {
       auto* o = reinterpret_cast<uint2*>(stage_row);
 #pragma unroll 1
       for (int j = tid; j < out_end / 8; j += threads) {
         *reinterpret_cast<uint2*>(prev + j * 8) = o[j];
-        if constexpr (padded) o[j] = uint2{0, 0};
+        if constexpr (shifted) o[j] = uint2{0, 0};
       }
       for (int c = out_end / 8 * 8 + tid; c < out_end; c += threads) {
         prev[c] = stage_row[c];
-        if constexpr (padded) stage_row[c] = 0;
+        if constexpr (shifted) stage_row[c] = 0;
       }
     }
   };
@@ -361,13 +440,14 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     using span_words = std::integral_constant<int, 2 * Items>;  // a span's run
     using unit_words = std::integral_constant<int, 2>;          // one unit's
     // Unpadded, the kernel sits at 128 registers with no room: the converter-joined word made
-    // ptxas spill there (8 bytes, CUDA 13), the permute does not; padded fits either way and runs
-    // faster joined (docs/design.md, "Holding tiles on chip").
-    constexpr hw_join join = padded ? hw_join::converter : hw_join::permute;
+    // ptxas spill there (8 bytes, CUDA 13), the permute does not; placed by the cast it fits
+    // either way and runs faster joined (docs/design.md, "Holding tiles on chip"); placed by the
+    // copy-out it fits either way (107 registers, 118 joined) and ran alike.
+    constexpr hw_join join = shifted ? hw_join::converter : hw_join::permute;
     auto cast_span = [&] {
       const group_cast ch = s.cast[g0];
       const group_cast ct = split ? s.cast[gl] : ch;
-      std::uint32_t enc[2 * Items];  // padded: the span's encoded units, placed below
+      std::uint32_t enc[2 * Items];  // placed by the cast: the span's encoded units, placed below
 #pragma unroll
       for (int i = 0; i < Items; ++i) {
         const bool head = i < q || !split;
@@ -379,14 +459,14 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         std::uint32_t w[W];
         encode_scaled_unit<S, T, In, U, join>(keep[i], y, (head ? ch.in_range : ct.in_range) != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + i * U));
-        if constexpr (padded) {
+        if constexpr (shifted) {
           enc[2 * i] = w[0];
           enc[2 * i + 1] = w[1];
         } else if (i < own && !(split && i == q)) {
           *reinterpret_cast<uint2*>(stage_row + c0 + i * U) = uint2{w[0], w[1]};
         }
       }
-      if constexpr (padded) {  // the head group's units (all of an unsplit span's) at its shift
+      if constexpr (shifted) {  // the head group's units (all of an unsplit span's) at its shift
         const int head_units = split ? q : own;
         place_run(span_words{}, [&](int k) { return k / 2 < head_units ? enc[k] : 0u; }, c0 + ch.shift,
                   std::false_type{});
@@ -402,7 +482,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         std::uint32_t w[W];
         encode_scaled_unit<S, T, In, U, join>(rq, y, ch.in_range != 0 && ct.in_range != 0, w, seed,
                                         row_index + static_cast<std::uint64_t>(c0 + q * U));
-        if constexpr (padded) {
+        if constexpr (shifted) {
           // the tail group's units at its shift, then the split unit's head bytes (below `at`) at
           // the head's shift and its tail bytes at the tail's, each as a run of one unit
           place_run(span_words{}, [&](int k) { return k / 2 > q ? enc[k] : 0u; }, c0 + ct.shift,
@@ -418,7 +498,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
         }
       }
     };
-    if (many) cast_span_elements<S, In, Padded>(s, G, src, c0, c1, stage_row, seed, row_index);
+    if (many) cast_span_elements<S, In, shifted>(s, G, src, c0, c1, stage_row, seed, row_index);
     else if (g0 < G) cast_span();
     prev = reinterpret_cast<std::uint8_t*>(out.data.data + out.data.offset(b, r, 0));
   }
@@ -476,8 +556,8 @@ struct group_row_spans {
       return status::bad_layout;
     } else {
       if (p.groups.count == 0) return status::success;  // G = 0 writes nothing
-      auto go = [&](auto padded) -> status {
-        constexpr auto kernel = group_row_spans_kernel<spec_c<S>, tuning_c<R>, In, decltype(padded)::value>;
+      auto go = [&](auto place) -> status {
+        constexpr auto kernel = group_row_spans_kernel<spec_c<S>, tuning_c<R>, In, decltype(place)::value>;
         const int threads = block_threads(p.in.cols, p.dev->wave_size);
         const int smem = static_cast<int>(shared_bytes(p, threads));
         // One wave of persistent blocks: as many as the registers and the shared memory let a
@@ -493,7 +573,12 @@ struct group_row_spans {
         return backend::launch_shared<kernel>(*p.dev, dim3(grid), threads, smem, stream, p.in, p.out, p.groups,
                                               p.error_word, p.seed);
       };
-      return p.groups.align > 1 ? go(std::true_type{}) : go(std::false_type{});
+      using place = span_place;
+      switch (span_place_of(p.groups.align)) {
+        case place::unpadded: return go(std::integral_constant<place, place::unpadded>{});
+        case place::copy_out: return go(std::integral_constant<place, place::copy_out>{});
+        default: return go(std::integral_constant<place, place::cast>{});
+      }
     }
   }
 };
