@@ -54,24 +54,44 @@ struct sp_fnuz { static constexpr fq::spec value = grp_fnuz; };
 // same kernel without padding, where a piece is the high bytes of its own 16 input columns
 // whichever groups they belong to. Rows: gridDim.x blocks, a row at a time.
 constexpr int nm_threads = 512;
-constexpr int nm_max_groups = 64;
+constexpr int nm_max_groups = 64;  // the wave scan holds two groups a lane
+template <bool ParallelScan>
 __global__ void __launch_bounds__(nm_threads) nomath_padded_rows(const std::uint16_t* in, std::uint8_t* out, float* scale,
                                                                  const std::int32_t* ends, int G, int align, i64 M,
                                                                  int N, i64 ldo) {
   extern __shared__ std::uint32_t row_words[];  // [N / 2 + 16] the row, bf16 pairs
   __shared__ int start[nm_max_groups], stop[nm_max_groups], pstart[nm_max_groups + 1];
-  // Thread 0 scans the offsets once per block, inside the timed launch. group_bounds per thread
-  // (64-bit scans) in its place measured 0.788-0.793 unpadded against 0.828-0.831 for this
-  // form, in two different H100 calls (2026-12-05 16:14 and 15:25 UTC): the setup is part of
-  // what this bound costs (docs/design.md, "Bounds").
-  if (threadIdx.x == 0) {
-    int prev = 0, p = 0;
-    for (int g = 0; g < G; ++g) {
-      const int e = static_cast<int>(fp8q::detail::gpu::clamp_end(ends[g], prev, N));  // the library's clamp
-      start[g] = prev; stop[g] = e; pstart[g] = p;
-      p += (e - prev + align - 1) / align * align; prev = e;
+  if constexpr (!ParallelScan) {
+    // Thread 0 scans the offsets once per block, inside the timed launch: G dependent rounds.
+    if (threadIdx.x == 0) {
+      int prev = 0, p = 0;
+      for (int g = 0; g < G; ++g) {
+        const int e = static_cast<int>(fp8q::detail::gpu::clamp_end(ends[g], prev, N));  // the library's clamp
+        start[g] = prev; stop[g] = e; pstart[g] = p;
+        p += (e - prev + align - 1) / align * align; prev = e;
+      }
+      pstart[G] = p;
     }
-    pstart[G] = p;
+  } else if (threadIdx.x < 32) {
+    // The first wave scans them in one round of loads: lane l holds groups 2l and 2l + 1. The
+    // library's sequential clamp, min(max(e_g, c_{g-1}), N) from c_{-1} = 0, is a running
+    // maximum of max(e, 0) clamped to N; the padded starts are a running sum.
+    const unsigned full = 0xffffffffu;
+    const int l = static_cast<int>(threadIdx.x), g0 = 2 * l, g1 = 2 * l + 1;
+    const int e0 = g0 < G ? max(ends[g0], 0) : 0, e1 = g1 < G ? max(ends[g1], 0) : 0;
+    int run = max(e0, e1);
+    for (int d = 1; d < 32; d *= 2) { const int o = __shfl_up_sync(full, run, d); if (l >= d) run = max(run, o); }
+    int before = __shfl_up_sync(full, run, 1);
+    if (l == 0) before = 0;
+    const int s0 = min(before, N), c0 = min(max(before, e0), N), c1 = min(max(max(before, e0), e1), N);
+    const int p0 = g0 < G ? (c0 - s0 + align - 1) / align * align : 0;
+    const int p1 = g1 < G ? (c1 - c0 + align - 1) / align * align : 0;
+    int sum = p0 + p1;
+    for (int d = 1; d < 32; d *= 2) { const int o = __shfl_up_sync(full, sum, d); if (l >= d) sum += o; }
+    const int pbefore = sum - p0 - p1;
+    if (g0 < G) { start[g0] = s0; stop[g0] = c0; pstart[g0] = pbefore; }
+    if (g1 < G) { start[g1] = c0; stop[g1] = c1; pstart[g1] = pbefore + p0; }
+    if (l == 31) pstart[G] = sum;
   }
   for (int i = N / 2 + threadIdx.x; i < N / 2 + 16; i += nm_threads) row_words[i] = 0;
   __syncthreads();
@@ -188,18 +208,20 @@ int main() {
     const auto ends = bench_ends(N, G, true);
     cuda_ok(cudaMemcpy(d_ends, ends.data(), G * 4, cudaMemcpyHostToDevice));
     const int smem = static_cast<int>((N / 2 + 16) * 4);
-    cuda_ok(cudaFuncSetAttribute(nomath_padded_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    int per_mp = 0, mps = 0, dev = 0;
+    int mps = 0, dev = 0;
     cuda_ok(cudaGetDevice(&dev));
     cuda_ok(cudaDeviceGetAttribute(&mps, cudaDevAttrMultiProcessorCount, dev));
-    cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, nomath_padded_rows, nm_threads, smem));
+    auto measure = [&](auto kernel, const char* scan) {
+    int per_mp = 0;
+    cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, kernel, nm_threads, smem));
     for (int align : {1, 128}) {
       const i64 NP = N + G * (align - 1);
       std::uint8_t* pout = nullptr;
       cuda_ok(cudaMalloc(&pout, static_cast<std::size_t>(M * NP)));
       cuda_ok(cudaMemset(pout, 0xa5, M * NP));
       auto call = [&] {
-        nomath_padded_rows<<<per_mp * mps, nm_threads, smem, st>>>(reinterpret_cast<const std::uint16_t*>(in), pout, sc,
+        kernel<<<per_mp * mps, nm_threads, smem, st>>>(reinterpret_cast<const std::uint16_t*>(in), pout, sc,
                                                                    d_ends, static_cast<int>(G), align, M, static_cast<int>(N), NP);
       };
       call(); cuda_ok(cudaStreamSynchronize(st)); cuda_ok(cudaGetLastError());
@@ -216,11 +238,14 @@ int main() {
         prev = e; p += padded;
       }
       const float t = timeit(call);
+      const std::string label = std::string(align == 1 ? "no-math, unpadded" : "no-math padded align 128") + ", " + scan;
       std::printf("%-34s G=%-4lld %8.1f us  frac_copy %.3f  placement wrong %lld (every 97th row)  (%d blocks/SM)\n",
-                  align == 1 ? "no-math, unpadded" : "no-math padded align 128", (long long)G, t, bytes / (t * 1e-6) / copy_bw,
-                  (long long)wrong, per_mp);
+                  label.c_str(), (long long)G, t, bytes / (t * 1e-6) / copy_bw, (long long)wrong, per_mp);
       cuda_ok(cudaFree(pout));
     }
+    };
+    measure(nomath_padded_rows<false>, "thread-0 scan");
+    measure(nomath_padded_rows<true>, "wave scan");
   }
   run_group("512 threads: bench offsets", sp_grp{}, tn_512{}, bench_ends(N, 16, true));
   run_group("512 threads: bench offsets", sp_grp{}, tn_512{}, bench_ends(N, 64, true));
