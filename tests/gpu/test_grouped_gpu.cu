@@ -406,6 +406,10 @@ void fused_edges(fp8q_test::checker& check, std::mt19937_64& rng) {
       // the copy-out's last chunk, chunks across several groups
       {{1, 70, 2120, 9, 0, 8, row, 0, 1}, spans},
       {{2, 50, 2120, 9, 2, 3, row, 0, 6}, spans},
+      // G = 256 padded on the 16-byte grid (group_row_spans by name places it in the copy-out:
+      // a piece table over 256 groups, one of them holding every column; output lines off 16)
+      {{1, 40, 3000, 256, 1, 128, row}, fused},
+      {{1, 33, 3000, 256, 0, 16, row, 0, 8}, fused},
   };
   for (const auto& [sh, walk] : edges) every_path<S, bf16>(check, rng, sh, true, false, walk);
   for (const int k : {0, 5, 8, 11}) every_path<S, float>(check, rng, edges[k].first, true, false, edges[k].second);
