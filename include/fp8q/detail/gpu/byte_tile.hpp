@@ -186,6 +186,12 @@ __device__ inline void zero_lines(std::uint8_t* first, std::int64_t stride, std:
   }
 }
 
+// Whether cast_col_tile may lay its byte tile over the held tile (Alias): a tile of tile_rows
+// rows and `units` unit columns gives every one of `threads` threads the same number of quads.
+constexpr bool col_tile_aliasable(int tile_rows, int units, int threads) {
+  return (tile_rows / 4) * units % threads == 0;
+}
+
 // A quad's encoded words: 4 rows of U bytes.
 template <int U>
 struct quad_words {
@@ -247,7 +253,7 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     else encode_quad<S, T, In, U>(v, sc, seed, logical_index(b, r0 + rq * 4, c, M, N), N, q.w);
     return q;
   };
-  static_assert(!Alias || (Staged && items % threads == 0), "aliasing needs the staged tile and whole turns");
+  static_assert(!Alias || (Staged && col_tile_aliasable(TR, upr, threads)), "aliasing needs the staged tile and whole turns");
   auto body_alias = [&](auto fast) {
     constexpr int per = Alias ? items / threads : 1;
     quad_words<U> qa[per];

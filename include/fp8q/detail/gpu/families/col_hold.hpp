@@ -48,7 +48,7 @@ struct hold_shared {
   // number of quads (it holds them all in registers until a barrier: cast_col_tile's Alias). Its
   // own 8.5 KiB would take the sixth block per multiprocessor (docs/design.md, "Holding tiles on
   // chip").
-  static constexpr bool alias = Staged && ((T.tile_rows / 4) * rt_units) % T.threads == 0;
+  static constexpr bool alias = Staged && col_tile_aliasable(T.tile_rows, rt_units, T.threads);
   static_assert(!alias || col_tile_bytes<T, true> <= rt_rows * rt_units * 16, "the byte tile fits a held tile");
   rt_shared held[2];                                            // the two tiles, quad_tile_slot order
   std::uint32_t words[alias ? 1 : col_tile_bytes<T, Staged> / 4];  // the byte tile of the cast, unless alias

@@ -252,12 +252,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     backend::block_sync();
     for (int j = tid; j < out_end / 16; j += threads) {
       const int x0 = j * 16;
-      int g = 0;
-      for (int hi = G - 1; g < hi;) {
-        const int mid = (g + hi) / 2;
-        if (s.scratch[mid] > x0) hi = mid;
-        else g = mid + 1;
-      }
+      const int g = group_of_column(s.scratch, G, x0);  // < G: x0 < out_end
       const int src = x0 - s.cast[g].shift;  // >= begin_of(g): a group's data precede its padding
       const int data = s.end[g] - src;
       piece[j] = data <= 0 ? 0u : static_cast<std::uint32_t>(src) | static_cast<std::uint32_t>(data < 16 ? data : 16) << 26;
