@@ -40,8 +40,10 @@
 //     were used (1 for tensors larger than that).
 //   * Bytes (SetBytesProcessed, counter min_bytes) are the minimum traffic of one call: input read
 //     once + FP8 output written once + every stored scale written once (+ the given scale read
-//     and the amax written for tensorwise_given_scale). A second read of the input, atomics or
-//     workspace traffic are the implementation's cost and are not counted.
+//     and the amax written for tensorwise_given_scale; + a padded grouped call's padding bytes
+//     and padded ends, its counter frac_copy_unpadded counting the unpadded call's bytes). A
+//     second read of the input, atomics or workspace traffic are the implementation's cost and
+//     are not counted.
 //   * frac_copy = (min_bytes / median time) / copy bandwidth, the copy bandwidth being measured at
 //     startup in this binary: device-to-device cudaMemcpyAsync of 1 GiB (1 GiB read + 1 GiB
 //     written = 2 GiB moved), median of 20 timed runs. The copy is also registered as the
@@ -315,6 +317,7 @@ struct case_desc {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   double bytes = 0.0;                // minimum traffic of one call
+  double unpadded_bytes = 0.0;       // a padded grouped call: the same call's traffic without its padding
   std::size_t workspace_bytes = 0;   // what fp8q::workspace_size asked for
   std::function<void(const buffer_set&, cudaStream_t)> enqueue;  // throws bench_error
 };
@@ -360,6 +363,8 @@ void run_case(benchmark::State& state, const case_desc& c) {
     state.counters["host_us"] = median(host_us);
     state.counters["frac_copy"] = med > 0 ? c.bytes / (med * 1e-6) / env().copy_bytes_per_s : 0.0;
     state.counters["min_bytes"] = c.bytes;
+    if (c.unpadded_bytes > 0)
+      state.counters["frac_copy_unpadded"] = med > 0 ? c.unpadded_bytes / (med * 1e-6) / env().copy_bytes_per_s : 0.0;
     state.counters["buffers"] = static_cast<double>(sb.sets.size());
   } catch (const bench_error& err) {
     fail(state, err.what());
@@ -468,13 +473,28 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
            (variant.empty() ? std::string() : "/" + variant);
   c.rows = rows;
   c.cols = cols;
-  c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
+  // Padded (align > 1): the output lines the call writes along the grouped axis, padding rows or
+  // columns (zero bytes) included, and the padded ends (docs/semantics.md, "Padded groups")
+  std::int64_t out_lines = extent;
+  if (align > 1) {
+    out_lines = 0;
+    std::int64_t start = 0;
+    for (const std::int32_t e : ends) {
+      out_lines += (e - start + align - 1) / align * align;
+      start = e;
+    }
+  }
+  const double scale_bytes = static_cast<double>(nonempty * sc) * 4.0 * stored;
+  c.bytes = static_cast<double>(rows) * static_cast<double>(cols) * sizeof(bf16) +
+            static_cast<double>(out_lines) * static_cast<double>(sc) + scale_bytes + (align > 1 ? 4.0 * groups : 0.0);
+  if (align > 1) c.unpadded_bytes = data_bytes(rows, cols) + scale_bytes;
   c.workspace_bytes = fp8q::workspace_size<S, T>(fp8q::row_major<const bf16>(nullptr, rows, cols));
   const std::string name = c.name;
   // Device buffers made on the first (untimed, unheld) call: registration touches no device.
   // Padded (align > 1): the output grows by G * (align - 1) lines along the grouped axis and
-  // lives in a buffer of the case's own; the bytes counted stay the unpadded ones, so frac_copy
-  // compares the two calls' times directly.
+  // lives in a buffer of the case's own. frac_copy counts the padded call's own minimum traffic
+  // (the padding bytes are part of its output); frac_copy_unpadded counts the unpadded call's,
+  // so it compares the two calls' times directly (docs/design.md, "Padded calls: which bytes").
   const std::int64_t padded = extent + groups * (align - 1);
   struct group_buffers {
     std::int32_t* ends = nullptr;         // [G] int32, device
