@@ -475,15 +475,7 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
   c.cols = cols;
   // Padded (align > 1): the output lines the call writes along the grouped axis, padding rows or
   // columns (zero bytes) included, and the padded ends (docs/semantics.md, "Padded groups")
-  std::int64_t out_lines = extent;
-  if (align > 1) {
-    out_lines = 0;
-    std::int64_t start = 0;
-    for (const std::int32_t e : ends) {
-      out_lines += (e - start + align - 1) / align * align;
-      start = e;
-    }
-  }
+  const std::int64_t out_lines = align > 1 && !ends.empty() ? probe::padded_ends(ends, align).back() : extent;
   const double scale_bytes = static_cast<double>(nonempty * sc) * 4.0 * stored;
   c.bytes = static_cast<double>(rows) * static_cast<double>(cols) * sizeof(bf16) +
             static_cast<double>(out_lines) * static_cast<double>(sc) + scale_bytes + (align > 1 ? 4.0 * groups : 0.0);

@@ -212,37 +212,38 @@ int main() {
     cuda_ok(cudaGetDevice(&dev));
     cuda_ok(cudaDeviceGetAttribute(&mps, cudaDevAttrMultiProcessorCount, dev));
     auto measure = [&](auto kernel, const char* scan) {
-    int per_mp = 0;
-    cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, kernel, nm_threads, smem));
-    for (int align : {1, 128}) {
-      const i64 NP = N + G * (align - 1);
-      std::uint8_t* pout = nullptr;
-      cuda_ok(cudaMalloc(&pout, static_cast<std::size_t>(M * NP)));
-      cuda_ok(cudaMemset(pout, 0xa5, M * NP));
-      auto call = [&] {
-        kernel<<<per_mp * mps, nm_threads, smem, st>>>(reinterpret_cast<const std::uint16_t*>(in), pout, sc,
-                                                                   d_ends, static_cast<int>(G), align, M, static_cast<int>(N), NP);
-      };
-      call(); cuda_ok(cudaStreamSynchronize(st)); cuda_ok(cudaGetLastError());
-      // placement check
-      const auto got = fetch(pout, static_cast<std::size_t>(M * NP));
-      i64 wrong = 0, prev = 0, p = 0;
-      for (i64 g = 0; g < G; ++g) {
-        const i64 e = ends[g], size = e - prev, padded = (size + align - 1) / align * align;
-        for (i64 r = 0; r < M; r += 97)
-          for (i64 j = 0; j < padded; ++j) {
-            const std::uint8_t want = j < size ? static_cast<std::uint8_t>(h[r * N + prev + j] >> 8) : 0;
-            wrong += got[r * NP + p + j] != want;
-          }
-        prev = e; p += padded;
+      int per_mp = 0;
+      cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, kernel, nm_threads, smem));
+      for (int align : {1, 128}) {
+        const i64 NP = N + G * (align - 1);
+        std::uint8_t* pout = nullptr;
+        cuda_ok(cudaMalloc(&pout, static_cast<std::size_t>(M * NP)));
+        cuda_ok(cudaMemset(pout, 0xa5, M * NP));
+        auto call = [&] {
+          kernel<<<per_mp * mps, nm_threads, smem, st>>>(reinterpret_cast<const std::uint16_t*>(in), pout, sc, d_ends,
+                                                         static_cast<int>(G), align, M, static_cast<int>(N), NP);
+        };
+        call(); cuda_ok(cudaStreamSynchronize(st)); cuda_ok(cudaGetLastError());
+        // placement check
+        const auto got = fetch(pout, static_cast<std::size_t>(M * NP));
+        const std::vector<i64> pend = padded_ends(ends, align);
+        i64 wrong = 0, prev = 0, p = 0;
+        for (i64 g = 0; g < G; ++g) {
+          const i64 e = ends[g], size = e - prev, padded = pend[g] - p;
+          for (i64 r = 0; r < M; r += 97)
+            for (i64 j = 0; j < padded; ++j) {
+              const std::uint8_t want = j < size ? static_cast<std::uint8_t>(h[r * N + prev + j] >> 8) : 0;
+              wrong += got[r * NP + p + j] != want;
+            }
+          prev = e; p += padded;
+        }
+        const float t = timeit(call);
+        const std::string label = std::string(align == 1 ? "no-math, unpadded" : "no-math padded align 128") + ", " + scan;
+        std::printf("%-34s G=%-4lld %8.1f us  frac_copy %.3f  placement wrong %lld (every 97th row)  (%d blocks/SM)\n",
+                    label.c_str(), (long long)G, t, bytes / (t * 1e-6) / copy_bw, (long long)wrong, per_mp);
+        cuda_ok(cudaFree(pout));
       }
-      const float t = timeit(call);
-      const std::string label = std::string(align == 1 ? "no-math, unpadded" : "no-math padded align 128") + ", " + scan;
-      std::printf("%-34s G=%-4lld %8.1f us  frac_copy %.3f  placement wrong %lld (every 97th row)  (%d blocks/SM)\n",
-                  label.c_str(), (long long)G, t, bytes / (t * 1e-6) / copy_bw, (long long)wrong, per_mp);
-      cuda_ok(cudaFree(pout));
-    }
     };
     measure(nomath_padded_rows<false>, "thread-0 scan");
     measure(nomath_padded_rows<true>, "wave scan");

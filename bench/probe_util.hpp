@@ -117,6 +117,19 @@ std::vector<std::uint16_t> normal_bf16(std::size_t n, F factor) {
   return h;
 }
 
+/// Padded end offsets of `ends` at `align` (docs/semantics.md, "Padded groups"): each group's
+/// lines rounded up to a multiple of align, in order (an empty group takes none).
+inline std::vector<i64> padded_ends(const std::vector<std::int32_t>& ends, i64 align) {
+  std::vector<i64> pend;
+  i64 start = 0, at = 0;
+  for (const std::int32_t e : ends) {
+    at += (e - start + align - 1) / align * align;
+    pend.push_back(at);
+    start = e;
+  }
+  return pend;
+}
+
 /// The benchmark's offsets (bench_quantize.cu, grouped_case): ends of G groups along `extent`,
 /// sizes uniform in 0.25 .. 1.75 of the mean, group 1 empty where empty1.
 inline std::vector<std::int32_t> bench_ends(i64 extent, i64 groups, bool empty1 = true) {

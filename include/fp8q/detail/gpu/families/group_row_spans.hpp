@@ -238,7 +238,10 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
     s.amax[g] = 0;
     s.cast[g] = group_cast{0.0f, 0u, shift, 0};
     const int b0 = begin_of(g);
-    if (blockIdx.x == 0) group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], b0 + shift, b0 + shift + rounded(g)});
+    const int padded_end = b0 + shift + rounded(g);
+    // copy_out: the padded ends, for the piece table below (the scans are done with s.scratch)
+    if constexpr (Place == span_place::copy_out) s.scratch[g] = padded_end;
+    if (blockIdx.x == 0) group_bookkeeping(gs, error_word, g, N, device_group{b0, s.end[g], b0 + shift, padded_end});
   }
   backend::block_sync();
   if constexpr (shifted) {  // the padding stays zero; the data's words are zeroed by each copy-out
@@ -247,9 +250,7 @@ __global__ void __launch_bounds__(group_row_spans_max_threads)
   }
   if constexpr (Place == span_place::copy_out) {
     // out_end and every group's padded columns are multiples of 16: piece j lies in the first
-    // group whose padded end passes 16 j (empty groups have none)
-    for (int g = tid; g < G; g += threads) s.scratch[g] = begin_of(g) + s.cast[g].shift + rounded(g);
-    backend::block_sync();
+    // group whose padded end (s.scratch) passes 16 j (empty groups have none)
     for (int j = tid; j < out_end / 16; j += threads) {
       const int x0 = j * 16;
       const int g = group_of_column(s.scratch, G, x0);  // < G: x0 < out_end
