@@ -473,13 +473,14 @@ case_desc grouped_case(const std::string& recipe, std::int64_t rows, std::int64_
            (variant.empty() ? std::string() : "/" + variant);
   c.rows = rows;
   c.cols = cols;
-  // Padded (align > 1): the output lines the call writes along the grouped axis, padding rows or
-  // columns (zero bytes) included, and the padded ends (docs/semantics.md, "Padded groups")
-  const std::int64_t out_lines = align > 1 && !ends.empty() ? probe::padded_ends(ends, align).back() : extent;
-  const double scale_bytes = static_cast<double>(nonempty * sc) * 4.0 * stored;
-  c.bytes = static_cast<double>(rows) * static_cast<double>(cols) * sizeof(bf16) +
-            static_cast<double>(out_lines) * static_cast<double>(sc) + scale_bytes + (align > 1 ? 4.0 * groups : 0.0);
-  if (align > 1) c.unpadded_bytes = data_bytes(rows, cols) + scale_bytes;
+  c.bytes = data_bytes(rows, cols) + static_cast<double>(nonempty * sc) * 4.0 * stored;
+  if (align > 1) {
+    // the padding lines (zero bytes) the call writes along the grouped axis, and the padded
+    // ends (docs/semantics.md, "Padded groups")
+    const std::int64_t out_lines = ends.empty() ? extent : probe::padded_ends(ends, align).back();
+    c.unpadded_bytes = c.bytes;
+    c.bytes += static_cast<double>(out_lines - extent) * static_cast<double>(sc) + 4.0 * static_cast<double>(groups);
+  }
   c.workspace_bytes = fp8q::workspace_size<S, T>(fp8q::row_major<const bf16>(nullptr, rows, cols));
   const std::string name = c.name;
   // Device buffers made on the first (untimed, unheld) call: registration touches no device.
