@@ -84,6 +84,33 @@ __device__ inline std::uint32_t amax16_bits(std::uint32_t m) {
   return abs_bits(to_float(In{static_cast<std::uint16_t>(lo > hi ? lo : hi)}));
 }
 
+// Running column maxima of the units one thread folds: for 2-byte inputs two columns per word
+// (magnitude bits, fast::max_u16x2), for f32 one per word; bits() gives max_unit's f32 bits.
+template <class In>
+struct column_max {
+  static constexpr int U = unit_elems<In>;
+  std::uint32_t w[4] = {};
+  __device__ void add(const u32x4& r) {
+    const std::uint32_t v[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) w[k] = fast::max_u16x2(w[k], v[k] & 0x7fff7fffu);
+      else w[k] = w[k] > (v[k] & 0x7fffffffu) ? w[k] : (v[k] & 0x7fffffffu);
+    }
+  }
+  __device__ void bits(std::uint32_t (&cmax)[U]) const {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(In) == 2) {
+        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] & 0xffffu)}));
+        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] >> 16)}));
+      } else {
+        cmax[k] = w[k];
+      }
+    }
+  }
+};
+
 // The sign words of a unit for encode_words_in_range: bit 7 of byte j of word k is the sign of
 // element 4k + j, taken from the input's own bits (2-byte inputs: bytes 1 and 3 of each word).
 template <class In, int U>

@@ -108,13 +108,12 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
   };
   auto count = [&](int slot, const strip_tile& t) {
     const int uc = tid % upr;
-    std::uint32_t cmax[U] = {};
+    column_max<In> cm;
     if (uc * U < t.cols_here) {  // a cut unit is zero past its columns
-      for (int r = tid / upr; r < t.rows_here; r += rows_per_step) {
-        const unit_raw<In, U> v = sm.held[slot].tile[r][quad_tile_slot(r, uc)];
-        max_unit<In, U>(v, cmax);
-      }
+      for (int r = tid / upr; r < t.rows_here; r += rows_per_step) cm.add(sm.held[slot].tile[r][quad_tile_slot(r, uc)]);
     }
+    std::uint32_t cmax[U];
+    cm.bits(cmax);
     const group_partials gp{&sm.partial[0][0], T.tile_cols};
     put_unit_columns<upr, U>(gp, cmax, tid % wave, tid / wave);
     backend::block_sync();
