@@ -137,29 +137,62 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
       const int q = it % (rt_rows / 4);
       const int cols_unit = cols_here - uc * U < U ? cols_here - uc * U : U;
       if (cols_unit <= 0 || 4 * q >= rows_here) continue;
-      std::uint32_t qw[4][U / 4];
+      // cw[k]: output column c0 + uc U + k, rows 4 q .. 4 q + 3 (byte j: row 4 q + j)
+      std::uint32_t cw[U];
+      if constexpr (use_hw_convert<S, T>()) {
+        // the converter takes a column's four values at once: its words are the output's, with
+        // no byte transposes (8 permutes per 4 words from rows of words)
+        float y[4][U];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        unit_raw<In, U> v{};
-        if (4 * q + j < rows_here) v = sh.tile[4 * q + j][uc ^ (q & 7)];
-        const float s = sh.scales[4 * q + j];
-        if constexpr (decltype(fast)::value) {
-          encode_unit_words_in_range<S, T, In, U>(v, s, qw[j]);
-        } else {
-          const std::uint64_t first = logical_index(b, r0 + 4 * q + j, c0 + uc * U, M, N);
-          encode_unit_words<S, T, In, U>(v, s, qw[j], seed, [&](int k) { return first + k; });
+        for (int j = 0; j < 4; ++j) {
+          unit_raw<In, U> v{};
+          if (4 * q + j < rows_here) v = sh.tile[4 * q + j][uc ^ (q & 7)];
+          widen_unit<In, U>(v, y[j]);
+          const float s = sh.scales[4 * q + j];
+#pragma unroll
+          for (int k = 0; k < U; ++k) y[j][k] *= s;
+        }
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+          const float col[4] = {y[0][k], y[1][k], y[2][k], y[3][k]};
+          std::uint32_t w[1];
+          if constexpr (decltype(fast)::value) encode_words_in_range<S, T>(col, {0u}, w);
+          else encode_words<S, T>(col, w, seed, [](int) { return std::uint64_t{0}; });
+          cw[k] = w[0];
+        }
+      } else {
+        std::uint32_t qw[4][U / 4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          unit_raw<In, U> v{};
+          if (4 * q + j < rows_here) v = sh.tile[4 * q + j][uc ^ (q & 7)];
+          const float s = sh.scales[4 * q + j];
+          if constexpr (decltype(fast)::value) {
+            encode_unit_words_in_range<S, T, In, U>(v, s, qw[j]);
+          } else {
+            const std::uint64_t first = logical_index(b, r0 + 4 * q + j, c0 + uc * U, M, N);
+            encode_unit_words<S, T, In, U>(v, s, qw[j], seed, [&](int k) { return first + k; });
+          }
+        }
+#pragma unroll
+        for (int w = 0; w < U / 4; ++w) {
+          std::uint32_t c[4];
+          transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], c);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) cw[4 * w + k] = c[k];
         }
       }
       std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
       if (wide && 4 * q + 4 <= rows_here) {
-        store_quad_columns<U>(qw, dst, ld, cols_unit);
+#pragma unroll
+        for (int k = 0; k < U; ++k)
+          if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
 #pragma unroll
-          for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
-            if (4 * q + j < rows_here && k < cols_unit)
-              dst[k * ld + j] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
+          for (int k = 0; k < U; ++k) {  // unrolled: cw stays in registers
+            if (4 * q + j < rows_here && k < cols_unit) dst[k * ld + j] = static_cast<std::uint8_t>(cw[k] >> (8 * j));
           }
         }
       }
