@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(TC::value.threads)
     }
     if constexpr (in_range_capable<S>()) in_range = backend::block_all(in_range);
     else backend::block_sync();
-    cast_transpose_tile<S, T, In>(sh[slot], out, t.b, t.r0, t.c0, t.rows_here, t.cols_here, M, N, seed, in_range);
+    cast_transpose_tile<S, T, In, true>(sh[slot], out, t.b, t.r0, t.c0, t.rows_here, t.cols_here, M, N, seed, in_range);
   };
   hold_and_cast<software_cast<S, T>()>(tickets, plan.items, words, at, copy, count, complete, cast);
 }

@@ -117,8 +117,12 @@ __device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_s
 // The cast of a copied tile with its rows' scales (sh.scales; in_range: every row passed
 // in_range_group, the same in every thread): quads of 4 rows x one unit, consecutive lanes on
 // consecutive quads of one unit column, stored as 4-byte words of output columns.
+// ColumnWords: where the hardware converter encodes, take each output word straight from it (a
+// column's four rows), not rows of words transposed. row_band does; row_transpose does not,
+// since its cast kernel would go from 48 to 58 registers (sm_90), a block of 256 threads fewer
+// per multiprocessor, which no device has measured (docs/design.md, "Three cuts").
 // out.data: [batch, rows, cols] FP8, column-major (lines are output columns)
-template <spec S, tuning T, class In>
+template <spec S, tuning T, class In, bool ColumnWords>
 __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<S>& out, std::int64_t b,
                                            std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
                                            std::int64_t M, std::int64_t N, std::uint64_t seed, bool in_range) {
@@ -137,9 +141,7 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
       const int q = it % (rt_rows / 4);
       const int cols_unit = cols_here - uc * U < U ? cols_here - uc * U : U;
       if (cols_unit <= 0 || 4 * q >= rows_here) continue;
-      // cw[k]: output column c0 + uc U + k, rows 4 q .. 4 q + 3 (byte j: row 4 q + j)
-      std::uint32_t cw[U];
-      if constexpr (use_hw_convert<S, T>()) {
+      if constexpr (ColumnWords && use_hw_convert<S, T>()) {
         // the converter takes a column's four values at once: its words are the output's, with
         // no byte transposes (8 permutes per 4 words from rows of words)
         float y[4][U];
@@ -152,6 +154,7 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
 #pragma unroll
           for (int k = 0; k < U; ++k) y[j][k] *= s;
         }
+        std::uint32_t cw[U];  // cw[k]: output column c0 + uc U + k, rows 4 q .. 4 q + 3 (byte j: row 4 q + j)
 #pragma unroll
         for (int k = 0; k < U; ++k) {
           const float col[4] = {y[0][k], y[1][k], y[2][k], y[3][k]};
@@ -159,6 +162,20 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
           if constexpr (decltype(fast)::value) encode_words_in_range<S, T>(col, {0u}, w);
           else encode_words<S, T>(col, w, seed, [](int) { return std::uint64_t{0}; });
           cw[k] = w[0];
+        }
+        std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
+        if (wide && 4 * q + 4 <= rows_here) {
+#pragma unroll
+          for (int k = 0; k < U; ++k)
+            if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+#pragma unroll
+            for (int k = 0; k < U; ++k) {  // unrolled: cw stays in registers
+              if (4 * q + j < rows_here && k < cols_unit) dst[k * ld + j] = static_cast<std::uint8_t>(cw[k] >> (8 * j));
+            }
+          }
         }
       } else {
         std::uint32_t qw[4][U / 4];
@@ -174,25 +191,17 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
             encode_unit_words<S, T, In, U>(v, s, qw[j], seed, [&](int k) { return first + k; });
           }
         }
+        std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
+        if (wide && 4 * q + 4 <= rows_here) {
+          store_quad_columns<U>(qw, dst, ld, cols_unit);
+        } else {
 #pragma unroll
-        for (int w = 0; w < U / 4; ++w) {
-          std::uint32_t c[4];
-          transpose_quad(qw[0][w], qw[1][w], qw[2][w], qw[3][w], c);
+          for (int j = 0; j < 4; ++j) {
 #pragma unroll
-          for (int k = 0; k < 4; ++k) cw[4 * w + k] = c[k];
-        }
-      }
-      std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
-      if (wide && 4 * q + 4 <= rows_here) {
-#pragma unroll
-        for (int k = 0; k < U; ++k)
-          if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-#pragma unroll
-          for (int k = 0; k < U; ++k) {  // unrolled: cw stays in registers
-            if (4 * q + j < rows_here && k < cols_unit) dst[k * ld + j] = static_cast<std::uint8_t>(cw[k] >> (8 * j));
+            for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
+              if (4 * q + j < rows_here && k < cols_unit)
+                dst[k * ld + j] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
+            }
           }
         }
       }
@@ -240,7 +249,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   backend::async_wait<0>();
   if constexpr (in_range_capable<S>()) in_range = backend::block_all(in_range);
   else backend::block_sync();
-  cast_transpose_tile<S, T, In>(sh, out, b, r0, c0, rows_here, cols_here, M, N, seed, in_range);
+  cast_transpose_tile<S, T, In, false>(sh, out, b, r0, c0, rows_here, cols_here, M, N, seed, in_range);
 }
 
 // 256 threads for both launches unless the tuning says otherwise: 8 rows per amax block, one
