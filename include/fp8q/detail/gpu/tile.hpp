@@ -110,6 +110,9 @@ __device__ inline std::uint32_t abs_bits(float x) {
 
 /// Running column maxima for the amax passes: cmax[k] = max(cmax[k], abs_bits(x_k)) over the U
 /// elements of one unit.
+// The families that fold units straight from their loads (col_relay, col_streaming, col_cluster)
+// keep this fold: col_relay ran slower with column_max's packed one (units.hpp), which col_hold
+// and group_col_tile take from shared memory (docs/design.md, "One fold for every colwise count").
 template <class In, int U>
 __device__ inline void max_unit(const unit_raw<In, U>& r, std::uint32_t (&cmax)[U]) {
   float x[U];
