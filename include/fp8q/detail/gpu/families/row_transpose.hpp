@@ -114,6 +114,27 @@ __device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_s
   backend::async_commit();
 }
 
+// A cast quad's stores: the quad of output rows 4 q .. 4 q + 3 x unit column uc (U output
+// columns) as whole 4-byte words by `words(dst)` where the output allows them (`wide`) and the
+// quad is whole, else byte by byte, byte(j, k) being row 4 q + j of column uc U + k.
+// base: [cols][ld] FP8, output column c0, row r0 of the tile
+template <int U, class Words, class Byte>
+__device__ inline void store_quad_tail(std::uint8_t* base, std::int64_t ld, int uc, int q, int rows_here,
+                                       int cols_unit, bool wide, Words words, Byte byte) {
+  std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
+  if (!wide || 4 * q + 4 > rows_here) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int k = 0; k < U; ++k) {  // unrolled: the caller's words stay in registers
+        if (4 * q + j < rows_here && k < cols_unit) dst[k * ld + j] = byte(j, k);
+      }
+    }
+  } else {
+    words(dst);
+  }
+}
+
 // The cast of a copied tile with its rows' scales (sh.scales; in_range: every row passed
 // in_range_group, the same in every thread): quads of 4 rows x one unit, consecutive lanes on
 // consecutive quads of one unit column, stored as 4-byte words of output columns.
@@ -163,20 +184,14 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
           else encode_words<S, T>(col, w, seed, [](int) { return std::uint64_t{0}; });
           cw[k] = w[0];
         }
-        std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
-        if (wide && 4 * q + 4 <= rows_here) {
+        store_quad_tail<U>(
+            base, ld, uc, q, rows_here, cols_unit, wide,
+            [&](std::uint8_t* dst) {
 #pragma unroll
-          for (int k = 0; k < U; ++k)
-            if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-#pragma unroll
-            for (int k = 0; k < U; ++k) {  // unrolled: cw stays in registers
-              if (4 * q + j < rows_here && k < cols_unit) dst[k * ld + j] = static_cast<std::uint8_t>(cw[k] >> (8 * j));
-            }
-          }
-        }
+              for (int k = 0; k < U; ++k)
+                if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
+            },
+            [&](int j, int k) { return static_cast<std::uint8_t>(cw[k] >> (8 * j)); });
       } else {
         std::uint32_t qw[4][U / 4];
 #pragma unroll
@@ -191,19 +206,10 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
             encode_unit_words<S, T, In, U>(v, s, qw[j], seed, [&](int k) { return first + k; });
           }
         }
-        std::uint8_t* dst = base + (uc * U) * ld + 4 * q;  // output column c0 + uc * U, row r0 + 4 q
-        if (wide && 4 * q + 4 <= rows_here) {
-          store_quad_columns<U>(qw, dst, ld, cols_unit);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-#pragma unroll
-            for (int k = 0; k < U; ++k) {  // unrolled: qw stays in registers
-              if (4 * q + j < rows_here && k < cols_unit)
-                dst[k * ld + j] = static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4)));
-            }
-          }
-        }
+        store_quad_tail<U>(
+            base, ld, uc, q, rows_here, cols_unit, wide,
+            [&](std::uint8_t* dst) { store_quad_columns<U>(qw, dst, ld, cols_unit); },
+            [&](int j, int k) { return static_cast<std::uint8_t>(qw[j][k / 4] >> (8 * (k % 4))); });
       }
     }
   });
