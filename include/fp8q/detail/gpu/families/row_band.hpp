@@ -136,7 +136,10 @@ __global__ void __launch_bounds__(TC::value.threads)
     else backend::block_sync();
     cast_transpose_tile<S, T, In, true>(sh[slot], out, t.b, t.r0, t.c0, t.rows_here, t.cols_here, M, N, seed, in_range);
   };
-  hold_and_cast<software_cast<S, T>()>(tickets, plan.items, words, at, copy, count, complete, cast);
+  // Counting first on every path, the hardware converter's too: on the H200, the device of the
+  // targets, it ran faster there as well, though an H100 runs it slightly slower (docs/design.md,
+  // "Holding tiles on chip", counting first on the H200).
+  hold_and_cast<true>(tickets, plan.items, words, at, copy, count, complete, cast);
 }
 
 // 128 threads unless the tuning says otherwise: six blocks per multiprocessor on an H200, each
