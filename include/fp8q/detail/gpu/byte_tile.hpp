@@ -71,9 +71,15 @@ __device__ inline void transpose_quad(std::uint32_t r0, std::uint32_t r1, std::u
   c[3] = backend::byte_perm(t1, t3, 0x7632);
 }
 
+// Column k's word of a quad (byte j: row 4 q + j) stored where k < cols; dst: [U][col_stride]
+// FP8, the quad's bytes of its first column (4-byte aligned, as col_stride is).
+__device__ inline void store_column_word(std::uint8_t* dst, std::int64_t col_stride, int k, int cols,
+                                         std::uint32_t word) {
+  if (k < cols) *reinterpret_cast<std::uint32_t*>(dst + k * col_stride) = word;
+}
+
 // A quad's first `cols` columns (q[row][word]: 4 rows, 4-aligned in the output) stored as one
-// 4-byte word per column of a column-major output; dst: [U][col_stride] FP8, the quad's bytes
-// of its first column (4-byte aligned, as col_stride is).
+// 4-byte word per column of a column-major output (store_column_word's dst).
 template <int U>
 __device__ inline void store_quad_columns(const std::uint32_t (&q)[4][U / 4], std::uint8_t* dst,
                                           std::int64_t col_stride, int cols) {
@@ -82,9 +88,7 @@ __device__ inline void store_quad_columns(const std::uint32_t (&q)[4][U / 4], st
     std::uint32_t c[4];
     transpose_quad(q[0][w], q[1][w], q[2][w], q[3][w], c);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      if (4 * w + k < cols) *reinterpret_cast<std::uint32_t*>(dst + (4 * w + k) * col_stride) = c[k];
-    }
+    for (int k = 0; k < 4; ++k) store_column_word(dst, col_stride, 4 * w + k, cols, c[k]);
   }
 }
 

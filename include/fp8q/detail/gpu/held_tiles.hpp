@@ -40,7 +40,7 @@ struct held_words {
 // CountFirst: count tile k' before casting tile k even when tile k's strip is complete. The
 // count's release then waits on no stores of the cast; it measured faster where the cast is long
 // (the software encoder) and, on an H100, slower where it is short (the hardware converter);
-// row_band counts first on every path, as it ran faster so on the H200.
+// each family's call says which order it takes and why.
 template <bool CountFirst, class At, class Copy, class Count, class Complete, class Cast>
 __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items, held_words& w, At at, Copy copy,
                                      Count count, Complete complete, Cast cast) {

@@ -147,6 +147,9 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
         in, out, tile, sm.scales, t.b, t.r0, t.c0, t.rows_here, t.cols_here, seed, in_range,
         [&](int r, int c) { return unit_raw<In, U>(sm.held[slot].tile[r][quad_tile_slot(r, c)]); });
   };
+  // Counting first where the cast encodes in software, where it measured faster; casting first
+  // on the hardware converter, where counting first measured no faster on the H200 (docs/design.md,
+  // "Holding tiles on chip", the barrier cuts).
   hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, complete, cast);
 }
 

@@ -188,8 +188,7 @@ __device__ inline void cast_transpose_tile(const rt_shared& sh, const quantized<
             base, ld, uc, q, rows_here, cols_unit, wide,
             [&](std::uint8_t* dst) {
 #pragma unroll
-              for (int k = 0; k < U; ++k)
-                if (k < cols_unit) *reinterpret_cast<std::uint32_t*>(dst + k * ld) = cw[k];
+              for (int k = 0; k < U; ++k) store_column_word(dst, ld, k, cols_unit, cw[k]);
             },
             [&](int j, int k) { return static_cast<std::uint8_t>(cw[k] >> (8 * j)); });
       } else {
