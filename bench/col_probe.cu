@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   timer tm(st, iters, 3);
   auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
   const double copy_bw = copy_bandwidth(tm);
+  use_probe_stream(st, tm);
   const double bytes = 3.0 * M * N;
   const char* only = argc > 1 ? argv[1] : nullptr;
   auto run = [&](const char* label, auto spec_tag, auto tuning_tag, fq::layout order) {
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
     q.scale = fq::row_major(sc, 1, sn);
     q.inverse = fq::row_major(inv, 1, sn);
     auto call = [&] { auto s = fq::quantize<S, T>(iv, q, {.stream = st, .workspace = ws, .workspace_bytes = wsb}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(1); } };
-    cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, sn * 4)); cuda_ok(cudaMemset(inv, 0xa5, sn * 4));
+    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, sn * 4)); cuda_ok(poison_memset(inv, 0xa5, sn * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = hash_device({{out, n}, {sc, static_cast<std::size_t>(sn * 4)}});
     const float t = timeit(call);

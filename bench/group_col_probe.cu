@@ -35,6 +35,7 @@ int main() {
   timer tm(st, 41, 3);
   auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
   const double copy_bw = copy_bandwidth(tm);
+  use_probe_stream(st, tm);
   const double bytes = 3.0 * M * N;
   const bool dual_only = std::getenv("EXP_DUAL_ONLY") != nullptr;  // the dual section alone
   for (int rep = 0; rep < (dual_only ? 0 : 2); ++rep)
@@ -48,7 +49,7 @@ int main() {
     q.data = fq::col_major(reinterpret_cast<typename fq::quantized<gc>::data_t*>(out), MP, N);
     q.scale = fq::row_major(sc, G, N); q.inverse = fq::row_major(inv, G, N);
     auto call = [&] { auto s = fq::quantize<gc>(iv, q, {.stream = st, .groups = {ends_d, G, align, align > 1 ? pends : nullptr}}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(2); } };
-    cuda_ok(cudaMemset(out, 0xa5, MP * N)); cuda_ok(cudaMemset(sc, 0xa5, G * N * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
+    cuda_ok(poison_memset(out, 0xa5, MP * N)); cuda_ok(poison_memset(sc, 0xa5, G * N * 4)); cuda_ok(poison_memset(pends, 0xa5, G * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = hash_device({{out, static_cast<std::size_t>(MP * N)},
                                           {sc, static_cast<std::size_t>(G * N * 4)},
@@ -61,7 +62,7 @@ int main() {
   auto bound_case = [&](int rep, const char* what, i64 G, int param, auto&& call) {
     const char* ok = "";
     if (rep == 0) {
-      cuda_ok(cudaMemset(out, 0xa5, M * N));
+      cuda_ok(poison_memset(out, 0xa5, M * N));
       call();
       cuda_ok(cudaStreamSynchronize(st));
       const auto a = fetch(out, static_cast<std::size_t>(M * N));
@@ -109,7 +110,7 @@ int main() {
     qb.data = fq::col_major(reinterpret_cast<typename fq::quantized<gc>::data_t*>(out2), M, N);
     qb.scale = fq::row_major(sc2, G, N); qb.inverse = fq::row_major(inv2, G, N);
     auto call = [&] { if (fq::quantize_dual<gc>(iv, qa, iv2, qb, {.stream = st, .groups = {ends_d, G}}) != fq::status::success) std::exit(3); };
-    cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(out2, 0xa5, n));
+    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(out2, 0xa5, n));
     call(); cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = hash_device({{out, n}, {out2, n}, {sc, static_cast<std::size_t>(G * N * 4)}, {sc2, static_cast<std::size_t>(G * N * 4)}});
     const float t = timeit(call);
@@ -117,7 +118,7 @@ int main() {
     const auto* src2 = reinterpret_cast<const std::uint16_t*>(in2);
     const dim3 grid(static_cast<unsigned>(N / 64), static_cast<unsigned>(G));
     auto dual_bound = [&](int Q, auto&& launch) {
-      cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(out2, 0xa5, n));
+      cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(out2, 0xa5, n));
       launch(); cuda_ok(cudaStreamSynchronize(st));
       std::size_t bad = 0;
       for (int k = 0; k < 2; ++k) {

@@ -236,6 +236,7 @@ int main() {
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 25;
   timer tm(st, iters, iters < 25 ? 0 : 3);
   const double copy_bw = copy_bandwidth(tm);
+  use_probe_stream(st, tm);
   const double bytes = 3.0 * M * N;
   int sms = 0; cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const char* only = std::getenv("EXP_ONLY");
@@ -247,7 +248,7 @@ int main() {
     q.inverse = fq::row_major(inv, G, M);
     return q;
   };
-  auto poison = [&](i64 G) { cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, G * M * 4)); cuda_ok(cudaMemset(inv, 0xa5, G * M * 4)); };
+  auto poison = [&](i64 G) { cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, G * M * 4)); cuda_ok(poison_memset(inv, 0xa5, G * M * 4)); };
   auto hash_out = [&](i64 G) { return hash_device({{out, n}, {sc, static_cast<std::size_t>(G * M * 4)}, {inv, static_cast<std::size_t>(G * M * 4)}}); };
 
   auto run_lib = [&](const char* label, const std::vector<std::int32_t>& ends) {

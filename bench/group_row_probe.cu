@@ -148,6 +148,7 @@ int main() {
   timer tm(st, iters, iters < 25 ? 0 : 3);
   auto timeit = [&](auto&& fn) { return tm.median_us(fn); };
   const double copy_bw = copy_bandwidth(tm);
+  use_probe_stream(st, tm);
   const double bytes = 3.0 * M * N;
   auto hash_out = [&](i64 G) {
     return hash_device({{out, n}, {sc, static_cast<std::size_t>(G * M * 4)}, {inv, static_cast<std::size_t>(G * M * 4)}});
@@ -165,7 +166,7 @@ int main() {
     q.scale = fq::row_major(sc, G, M);
     q.inverse = fq::row_major(inv, G, M);
     auto call = [&] { auto s = fq::quantize<S, T>(iv, q, {.stream = st, .groups = {d_ends, G}}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(1); } };
-    cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, G * M * 4)); cuda_ok(cudaMemset(inv, 0xa5, G * M * 4));
+    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, G * M * 4)); cuda_ok(poison_memset(inv, 0xa5, G * M * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = hash_out(G);
     const float t = timeit(call);
@@ -190,7 +191,7 @@ int main() {
       q.data = fq::row_major(reinterpret_cast<typename fq::quantized<grp>::data_t*>(pout), M, NP);
       q.scale = fq::row_major(sc, G, M); q.inverse = fq::row_major(inv, G, M);
       auto call = [&] { if (fq::quantize<grp>(iv, q, {.stream = st, .groups = {d_ends, G, align, pends}}) != fq::status::success) std::exit(2); };
-      cuda_ok(cudaMemset(pout, 0xa5, M * NP)); cuda_ok(cudaMemset(sc, 0xa5, G * M * 4)); cuda_ok(cudaMemset(inv, 0xa5, G * M * 4)); cuda_ok(cudaMemset(pends, 0xa5, G * 4));
+      cuda_ok(poison_memset(pout, 0xa5, M * NP)); cuda_ok(poison_memset(sc, 0xa5, G * M * 4)); cuda_ok(poison_memset(inv, 0xa5, G * M * 4)); cuda_ok(poison_memset(pends, 0xa5, G * 4));
       call(); cuda_ok(cudaStreamSynchronize(st));
       const std::uint64_t hh = hash_device({{pout, static_cast<std::size_t>(M * NP)},
                                             {sc, static_cast<std::size_t>(G * M * 4)},
@@ -219,7 +220,7 @@ int main() {
         const i64 NP = N + G * (align - 1);
         std::uint8_t* pout = nullptr;
         cuda_ok(cudaMalloc(&pout, static_cast<std::size_t>(M * NP)));
-        cuda_ok(cudaMemset(pout, 0xa5, M * NP));
+        cuda_ok(poison_memset(pout, 0xa5, M * NP));
         auto call = [&] {
           kernel<<<per_mp * mps, nm_threads, smem, st>>>(reinterpret_cast<const std::uint16_t*>(in), pout, sc, d_ends,
                                                          static_cast<int>(G), align, M, static_cast<int>(N), NP);

@@ -5,7 +5,8 @@
 // calls after 3 warm-ups, fraction of a 1 GiB copy timed in the same process, and a hash of the
 // output bytes and scales computed on the device (equal hashes: equal bytes, with overwhelming
 // odds). An optional argument keeps the cases whose label contains one of its comma-separated
-// parts. CUDA only; docs/design.md ("Holding tiles on chip") has its results.
+// parts. FP8Q_PROBE_SMS=n runs it on n multiprocessors (probe_util.hpp). CUDA only;
+// docs/design.md ("Holding tiles on chip") has its results.
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -171,6 +172,7 @@ int main(int argc, char** argv) {
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 41;
   timer tm(st, iters, 3);
   const double copy_bw = copy_bandwidth(tm);
+  use_probe_stream(st, tm);
   // an optional argument: comma-separated parts of the labels to run
   const std::string only = argc > 1 ? argv[1] : "";
   auto skip = [&](const char* label) {
@@ -199,7 +201,7 @@ int main(int argc, char** argv) {
       if (s != fq::status::success) { std::printf("%s: status %d\n", label, (int)s); return false; }
       return true;
     };
-    cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, E * K * 4)); cuda_ok(cudaMemset(inv, 0xa5, E * K * 4));
+    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, E * K * 4)); cuda_ok(poison_memset(inv, 0xa5, E * K * 4));
     if (!call()) return;
     cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = device_hash({{out, n}, {sc, static_cast<std::size_t>(E * K * 4)}, {inv, static_cast<std::size_t>(E * K * 4)}});
@@ -224,7 +226,7 @@ int main(int argc, char** argv) {
       if (s != fq::status::success) { std::printf("%s: status %d\n", label, (int)s); return false; }
       return true;
     };
-    cuda_ok(cudaMemset(out, 0xa5, n)); cuda_ok(cudaMemset(sc, 0xa5, E * N * 4)); cuda_ok(cudaMemset(inv, 0xa5, E * N * 4));
+    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, E * N * 4)); cuda_ok(poison_memset(inv, 0xa5, E * N * 4));
     if (!call()) return;
     cuda_ok(cudaStreamSynchronize(st));
     const std::uint64_t hh = device_hash({{out, n}, {sc, static_cast<std::size_t>(E * N * 4)}, {inv, static_cast<std::size_t>(E * N * 4)}});
@@ -245,6 +247,7 @@ int main(int argc, char** argv) {
   constexpr fq::tuning hold_direct = with_store(hold, fq::store_path::direct);
   constexpr fq::tuning hold_direct_sw = with_store(hold_sw, fq::store_path::direct);
   constexpr fq::tuning hold256_sw = with_threads(hold_sw, 256);
+  constexpr fq::tuning hold_staged = with_store(hold, fq::store_path::staged);
   // the no-math held-tile kernels on E x K x N (full tiles), persistent grids as the families'
   auto run_bound = [&](const char* label, bool band, i64 E, i64 K, i64 N) {
     if (skip(label)) return;
@@ -268,7 +271,7 @@ int main(int argc, char** argv) {
       return true;
     };
     const std::size_t n = static_cast<std::size_t>(E * K * N);
-    cuda_ok(cudaMemset(out, 0xa5, n));
+    cuda_ok(poison_memset(out, 0xa5, n));
     call();
     cuda_ok(cudaStreamSynchronize(st));
     cuda_ok(cudaGetLastError());
@@ -306,6 +309,7 @@ int main(int argc, char** argv) {
     run_col("col3d 128x5120x8192 col_relay", tn<relay>{}, 128, 5120, 8192, fq::layout::row_major);
     run_col("col3d 128x5120x8192 col_hold", tn<hold>{}, 128, 5120, 8192, fq::layout::row_major);
     run_col("col3d 128x5120x8192 col_hold t256", tn<hold256>{}, 128, 5120, 8192, fq::layout::row_major);
+    run_col("col3d 128x5120x8192 col_hold staged", tn<hold_staged>{}, 128, 5120, 8192, fq::layout::row_major);
     run_col("col3d 128x5120x8192 auto", tn<fq::tuning{}>{}, 128, 5120, 8192, fq::layout::row_major);
     run_col("col2d 16384x5120 cm col_relay", tn<relay>{}, 1, 16384, 5120, fq::layout::col_major);
     run_col("col2d 16384x5120 cm col_hold", tn<hold>{}, 1, 16384, 5120, fq::layout::col_major);

@@ -1,8 +1,10 @@
-// What the probes share (fp8q_group_row_probe, fp8q_group_col_probe, fp8q_col_probe): exit on a
-// CUDA error, a hash of output bytes, CUDA-event medians, the copy reference and the benchmark's
-// group offsets. Not part of fp8q.
+// What the probes share (fp8q_group_row_probe, fp8q_group_col_probe, fp8q_col_probe,
+// fp8q_hold_probe, fp8q_group_row_exp): exit on a CUDA error, a hash of output bytes, CUDA-event
+// medians, the copy reference, the benchmark's group offsets and a stream on fewer
+// multiprocessors. Not part of fp8q.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -98,6 +100,56 @@ inline double copy_bandwidth(timer& t) {
   cuda_ok(cudaFree(src));
   cuda_ok(cudaFree(dst));
   return bw;
+}
+
+/// cudaMemset, then a wait for the whole device: a green context's stream (probe_stream) does not
+/// wait for work on the legacy default stream, so an output poisoned there could race the call
+/// that writes it.
+inline cudaError_t poison_memset(void* p, int value, std::size_t n) {
+  const cudaError_t e = cudaMemset(p, value, n);
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+/// With FP8Q_PROBE_SMS=n set: a stream of a green context of n multiprocessors of device 0 (its
+/// count rounded as the driver requires, printed), else `fallback`. Timed on it, a kernel must
+/// carry the device's bandwidth with fewer multiprocessors: on an H100, 88 of 132 give each about
+/// what an H200's 132 carry at the same fraction of copy (docs/design.md, "An H200's load on an
+/// H100").
+inline cudaStream_t probe_stream(cudaStream_t fallback) {
+  const char* e = std::getenv("FP8Q_PROBE_SMS");
+  if (e == nullptr) return fallback;
+  auto cu_ok = [](CUresult r, const char* what) {
+    if (r == CUDA_SUCCESS) return;
+    std::printf("%s failed: %d\n", what, static_cast<int>(r));
+    std::exit(1);
+  };
+  cuda_ok(cudaFree(nullptr));  // the primary context first: the green context shares its memory
+  CUdevice dev{};
+  cu_ok(cuDeviceGet(&dev, 0), "cuDeviceGet");
+  CUdevResource all{}, part{}, rest{};
+  cu_ok(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
+  unsigned groups = 1;
+  cu_ok(cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, static_cast<unsigned>(std::atoi(e))),
+        "cuDevSmResourceSplitByCount");
+  CUdevResourceDesc desc{};
+  cu_ok(cuDevResourceGenerateDesc(&desc, &part, 1), "cuDevResourceGenerateDesc");
+  CUgreenCtx green{};
+  cu_ok(cuGreenCtxCreate(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+  CUstream s{};
+  cu_ok(cuGreenCtxStreamCreate(&s, green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+  std::printf("green context: %u of %u multiprocessors\n", part.sm.smCount, all.sm.smCount);
+  return reinterpret_cast<cudaStream_t>(s);
+}
+
+/// After the whole device's copy is timed: where FP8Q_PROBE_SMS is set, st and t time on the
+/// green context's stream from here on (the probe's fractions stay of the whole device's copy),
+/// and the copy on its multiprocessors is printed too.
+inline void use_probe_stream(cudaStream_t& st, timer& t) {
+  const cudaStream_t g = probe_stream(st);
+  if (g == st) return;
+  st = g;
+  t.stream = g;
+  copy_bandwidth(t);
 }
 
 /// n bf16 inputs (as bits): standard normal values from a fixed seed, each multiplied by
