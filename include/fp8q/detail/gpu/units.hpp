@@ -84,8 +84,26 @@ __device__ inline std::uint32_t amax16_bits(std::uint32_t m) {
   return abs_bits(to_float(In{static_cast<std::uint16_t>(lo > hi ? lo : hi)}));
 }
 
+// Two 2-byte columns' running maxima in one word: each half's magnitude is the larger of the
+// halves' magnitudes, a NaN where either is a NaN; its sign bit is undefined. On sm_90 one
+// max.NaN.xorsign.abs (a float maximum of magnitudes; its NaN is the canonical one, and an amax
+// only matters as a NaN: scale.hpp's canonical_amax), elsewhere a mask and fast::max_u16x2
+// (magnitude bits order as the magnitudes do, NaNs above Inf).
+template <class In>
+__device__ inline std::uint32_t max_magnitude16x2(std::uint32_t m, std::uint32_t v) {
+  static_assert(sizeof(In) == 2, "2-byte inputs");
+#if FP8Q_DEVICE_PASS && FP8Q_TOOLCHAIN_CUDA && __CUDA_ARCH__ >= 900
+  std::uint32_t r;
+  if constexpr (std::is_same_v<In, bf16>) asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(m), "r"(v));
+  else asm("max.NaN.xorsign.abs.f16x2 %0, %1, %2;" : "=r"(r) : "r"(m), "r"(v));
+  return r;
+#else
+  return fast::max_u16x2(m, v & 0x7fff7fffu);
+#endif
+}
+
 // Running column maxima of the units one thread folds: for 2-byte inputs two columns per word
-// (magnitude bits, fast::max_u16x2), for f32 one per word; bits() gives max_unit's f32 bits.
+// (max_magnitude16x2), for f32 one per word; bits() gives max_unit's f32 bits.
 template <class In>
 struct column_max {
   static constexpr int U = unit_elems<In>;
@@ -94,7 +112,7 @@ struct column_max {
     const std::uint32_t v[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      if constexpr (sizeof(In) == 2) w[k] = fast::max_u16x2(w[k], v[k] & 0x7fff7fffu);
+      if constexpr (sizeof(In) == 2) w[k] = max_magnitude16x2<In>(w[k], v[k]);
       else w[k] = w[k] > (v[k] & 0x7fffffffu) ? w[k] : (v[k] & 0x7fffffffu);
     }
   }
@@ -102,8 +120,9 @@ struct column_max {
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       if constexpr (sizeof(In) == 2) {
-        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] & 0xffffu)}));
-        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] >> 16)}));
+        const std::uint32_t m = w[k] & 0x7fff7fffu;
+        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(m & 0xffffu)}));
+        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(m >> 16)}));
       } else {
         cmax[k] = w[k];
       }
