@@ -21,33 +21,6 @@
 namespace fq = fp8q;
 using namespace probe;
 
-// Sum over the buffer's 8-byte words of a mix of (word, position): a hash of every byte that the
-// order of the additions cannot change. bytes: a multiple of 8.
-__global__ void hash_words(const unsigned long long* w, std::size_t n, unsigned long long salt, unsigned long long* h) {
-  unsigned long long acc = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = w[i] ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    acc += z ^ (z >> 31);
-  }
-  atomicAdd(h, acc);
-}
-
-std::uint64_t device_hash(std::initializer_list<device_bytes> buffers) {
-  static unsigned long long* h = nullptr;
-  if (h == nullptr) cuda_ok(cudaMalloc(&h, 8));
-  cuda_ok(cudaMemset(h, 0, 8));
-  unsigned long long salt = 1;
-  for (const device_bytes& b : buffers) {
-    hash_words<<<1024, 256>>>(static_cast<const unsigned long long*>(b.p), b.n / 8, salt++ * 0x632be59bd9b4e019ull, h);
-    cuda_ok(cudaGetLastError());
-  }
-  unsigned long long r = 0;
-  cuda_ok(cudaMemcpy(&r, h, 8, cudaMemcpyDeviceToHost));
-  return r;
-}
 // No-math held-tile kernels: the same pipeline (hold_and_cast), the same copies, tickets, counters
 // and waits (nothing of a strip is written before every tile of it was read), with no amax and
 // the encode replaced by each bf16's high byte: what the pipeline's structure allows, in the
@@ -154,20 +127,13 @@ constexpr fq::tuning by(fq::gpu_path p, fq::convert_path c = fq::convert_path::a
 }
 
 int main(int argc, char** argv) {
-  const std::size_t n_max = std::size_t{128} * 5120 * 8192;
-  // 64 Mi random values, repeated over the buffer (at an odd offset per copy, so no two rows of
-  // 5120 or 8192 columns repeat each other exactly)
-  const std::size_t n_gen = std::size_t{1} << 26;
-  const auto h = normal_bf16(n_gen + 4096, [](std::size_t, std::mt19937& r) { return (r() & 0x3fff) == 0 ? 64.f : 1.f; });
-  fq::bf16* in = nullptr; std::uint8_t* out = nullptr; float* sc = nullptr; float* inv = nullptr; void* ws = nullptr;
-  const i64 max_scales = 128 * 8192;
-  cuda_ok(cudaMalloc(&in, n_max * 2)); cuda_ok(cudaMalloc(&out, n_max));
-  cuda_ok(cudaMalloc(&sc, max_scales * 4)); cuda_ok(cudaMalloc(&inv, max_scales * 4));
-  const std::size_t wsb = 64 << 20; cuda_ok(cudaMalloc(&ws, wsb));
-  for (std::size_t at = 0, k = 0; at < n_max; at += n_gen, ++k) {
-    const std::size_t len = n_max - at < n_gen ? n_max - at : n_gen;
-    cuda_ok(cudaMemcpy(in + at, h.data() + (k * 37) % 4096, len * 2, cudaMemcpyHostToDevice));
-  }
+  const expert_buffers buf;
+  auto* in = reinterpret_cast<fq::bf16*>(buf.in);  // [128, 5120, 8192] bf16
+  std::uint8_t* out = buf.out;
+  float* sc = buf.sc;
+  float* inv = buf.inv;
+  void* ws = buf.ws;
+  const std::size_t wsb = expert_buffers::ws_bytes;
   cudaStream_t st; cuda_ok(cudaStreamCreate(&st));
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 41;
   timer tm(st, iters, 3);

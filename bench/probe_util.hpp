@@ -1,7 +1,7 @@
 // What the probes share (fp8q_group_row_probe, fp8q_group_col_probe, fp8q_col_probe,
-// fp8q_hold_probe, fp8q_group_row_exp): exit on a CUDA error, a hash of output bytes, CUDA-event
-// medians, the copy reference, the benchmark's group offsets and a stream on fewer
-// multiprocessors. Not part of fp8q.
+// fp8q_hold_probe, fp8q_group_row_exp, fp8q_ring_probe): exit on a CUDA error, hashes of output
+// bytes, CUDA-event medians, the copy reference, the expert-weight buffers, the benchmark's group
+// offsets and a stream on fewer multiprocessors. Not part of fp8q.
 #pragma once
 
 #include <cuda.h>
@@ -55,6 +55,36 @@ inline std::uint64_t hash_device(std::initializer_list<device_bytes> buffers) {
   std::uint64_t h = 1469598103934665603ull;
   for (const device_bytes& b : buffers) h = fnv(fetch(b.p, b.n), h);
   return h;
+}
+
+/// Sum over the buffer's 8-byte words of a mix of (word, position): a hash of every byte that the
+/// order of the additions cannot change. n: 8-byte words.
+__global__ void hash_words(const unsigned long long* w, std::size_t n, unsigned long long salt, unsigned long long* h) {
+  unsigned long long acc = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned long long z = w[i] ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    acc += z ^ (z >> 31);
+  }
+  atomicAdd(h, acc);
+}
+
+/// hash_words over the buffers (each a multiple of 8 bytes), computed on the device: equal
+/// hashes, equal bytes, with overwhelming odds, without copying large outputs to the host.
+inline std::uint64_t device_hash(std::initializer_list<device_bytes> buffers) {
+  static unsigned long long* h = nullptr;
+  if (h == nullptr) cuda_ok(cudaMalloc(&h, 8));
+  cuda_ok(cudaMemset(h, 0, 8));
+  unsigned long long salt = 1;
+  for (const device_bytes& b : buffers) {
+    hash_words<<<1024, 256>>>(static_cast<const unsigned long long*>(b.p), b.n / 8, salt++ * 0x632be59bd9b4e019ull, h);
+    cuda_ok(cudaGetLastError());
+  }
+  unsigned long long r = 0;
+  cuda_ok(cudaMemcpy(&r, h, 8, cudaMemcpyDeviceToHost));
+  return r;
 }
 
 /// CUDA-event median (µs) of `iters` calls on one stream, after `warm` untimed calls.
@@ -168,6 +198,33 @@ std::vector<std::uint16_t> normal_bf16(std::size_t n, F factor) {
   }
   return h;
 }
+
+/// The expert-weight probes' device buffers (fp8q_hold_probe, fp8q_ring_probe): `in` holds
+/// [128, 5120, 8192] bf16 bits, 64 Mi normal values (one in 16,384 times 64) repeated over it
+/// at an odd offset per copy, so that no two rows of 5120 or 8192 columns repeat each other
+/// exactly; `out` as many bytes; `sc` and `inv` 128 * 8192 f32; `ws` a workspace of ws_bytes.
+struct expert_buffers {
+  static constexpr std::size_t n = std::size_t{128} * 5120 * 8192;
+  static constexpr std::size_t ws_bytes = std::size_t{64} << 20;
+  std::uint16_t* in = nullptr;
+  std::uint8_t* out = nullptr;
+  float* sc = nullptr;
+  float* inv = nullptr;
+  void* ws = nullptr;
+  expert_buffers() {
+    const std::size_t n_gen = std::size_t{1} << 26;
+    const auto h = normal_bf16(n_gen + 4096, [](std::size_t, std::mt19937& r) { return (r() & 0x3fff) == 0 ? 64.f : 1.f; });
+    cuda_ok(cudaMalloc(&in, n * 2));
+    cuda_ok(cudaMalloc(&out, n));
+    cuda_ok(cudaMalloc(&sc, 128 * 8192 * 4));
+    cuda_ok(cudaMalloc(&inv, 128 * 8192 * 4));
+    cuda_ok(cudaMalloc(&ws, ws_bytes));
+    for (std::size_t at = 0, k = 0; at < n; at += n_gen, ++k) {
+      const std::size_t len = n - at < n_gen ? n - at : n_gen;
+      cuda_ok(cudaMemcpy(in + at, h.data() + (k * 37) % 4096, len * 2, cudaMemcpyHostToDevice));
+    }
+  }
+};
 
 /// Padded end offsets of `ends` at `align` (docs/semantics.md, "Padded groups"): each group's
 /// lines rounded up to a multiple of align, in order (an empty group takes none).

@@ -37,32 +37,28 @@ __device__ inline void mbar_arrive_expect(std::uint64_t* b, unsigned bytes) {
 __device__ inline void mbar_arrive(std::uint64_t* b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
 }
+// Whether the phase of parity `parity` has completed; Cluster: with acquire at cluster scope
+// (another block of the cluster arrived after its remote stores).
+template <bool Cluster>
 __device__ inline bool mbar_try(std::uint32_t a, unsigned parity) {
   unsigned ok;
-  asm volatile(
-      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(ok)
-      : "r"(a), "r"(parity)
-      : "memory");
+  if constexpr (Cluster)
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok)
+                 : "r"(a), "r"(parity)
+                 : "memory");
+  else
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok)
+                 : "r"(a), "r"(parity)
+                 : "memory");
   return ok != 0;
 }
-__device__ inline bool mbar_try_cluster(std::uint32_t a, unsigned parity) {
-  unsigned ok;
-  asm volatile(
-      "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(ok)
-      : "r"(a), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
+template <bool Cluster = false>
 __device__ inline void mbar_wait(std::uint64_t* b, unsigned parity) {
   const std::uint32_t a = smem_addr(b);
-  while (!mbar_try(a, parity)) {
-  }
-}
-__device__ inline void mbar_wait_cluster(std::uint64_t* b, unsigned parity) {
-  const std::uint32_t a = smem_addr(b);
-  while (!mbar_try_cluster(a, parity)) {
+  while (!mbar_try<Cluster>(a, parity)) {
   }
 }
 __device__ inline void bulk_load(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
@@ -238,7 +234,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(C + 32 * PW, 1)
           }
         }
         if constexpr (CL > 1) {
-          mbar_wait_cluster(&sm.xbar[buf], static_cast<unsigned>((j >> 1) & 1));
+          mbar_wait<true>(&sm.xbar[buf], static_cast<unsigned>((j >> 1) & 1));
           if (lane < W * 4) {
             for (unsigned r = 0; r < CL; ++r)
               if (r != rank) mine = fast::max_u16x2(mine, sm.xmax[buf][r][lane]);
@@ -309,52 +305,10 @@ template <fq::tuning T> struct tn { static constexpr fq::tuning value = T; };
 template <fq::spec S> struct sp { static constexpr fq::spec value = S; };
 template <int V> using ic = std::integral_constant<int, V>;
 template <fp8q::detail::gpu::ring_load L> using load_c = std::integral_constant<fp8q::detail::gpu::ring_load, L>;
-constexpr fq::tuning by(fq::gpu_path p, fq::convert_path c = fq::convert_path::automatic) {
-  fq::tuning t{};
-  t.path = p;
-  t.convert = c;
-  return t;
-}
-
-__global__ void hash_words(const unsigned long long* w, std::size_t n, unsigned long long salt, unsigned long long* h) {
-  unsigned long long acc = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = w[i] ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    acc += z ^ (z >> 31);
-  }
-  atomicAdd(h, acc);
-}
-
-std::uint64_t device_hash(std::initializer_list<device_bytes> buffers) {
-  static unsigned long long* h = nullptr;
-  if (h == nullptr) cuda_ok(cudaMalloc(&h, 8));
-  cuda_ok(cudaMemset(h, 0, 8));
-  unsigned long long salt = 1;
-  for (const device_bytes& b : buffers) {
-    hash_words<<<1024, 256>>>(static_cast<const unsigned long long*>(b.p), b.n / 8, salt++ * 0x632be59bd9b4e019ull, h);
-    cuda_ok(cudaGetLastError());
-  }
-  unsigned long long r = 0;
-  cuda_ok(cudaMemcpy(&r, h, 8, cudaMemcpyDeviceToHost));
-  return r;
-}
 
 int main(int argc, char** argv) {
-  const std::size_t n_max = std::size_t{128} * 5120 * 8192;
-  const std::size_t n_gen = std::size_t{1} << 26;
-  const auto h = normal_bf16(n_gen + 4096, [](std::size_t, std::mt19937& r) { return (r() & 0x3fff) == 0 ? 64.f : 1.f; });
-  fq::bf16* in = nullptr; std::uint8_t* out = nullptr; float* sc = nullptr; float* inv = nullptr; void* ws = nullptr;
-  const i64 max_scales = 128 * 8192;
-  cuda_ok(cudaMalloc(&in, n_max * 2)); cuda_ok(cudaMalloc(&out, n_max));
-  cuda_ok(cudaMalloc(&sc, max_scales * 4)); cuda_ok(cudaMalloc(&inv, max_scales * 4));
-  const std::size_t wsb = 64 << 20; cuda_ok(cudaMalloc(&ws, wsb));
-  for (std::size_t at = 0, k = 0; at < n_max; at += n_gen, ++k) {
-    const std::size_t len = n_max - at < n_gen ? n_max - at : n_gen;
-    cuda_ok(cudaMemcpy(in + at, h.data() + (k * 37) % 4096, len * 2, cudaMemcpyHostToDevice));
-  }
+  const expert_buffers buf;  // in: [128, 5120, 8192] bf16
+  const auto* in = reinterpret_cast<const fq::bf16*>(buf.in);
   cudaStream_t st; cuda_ok(cudaStreamCreate(&st));
   const int iters = std::getenv("EXP_ITERS") ? std::atoi(std::getenv("EXP_ITERS")) : 41;
   timer tm(st, iters, 3);
@@ -368,19 +322,19 @@ int main(int argc, char** argv) {
   constexpr fq::spec S = col;
   auto view = [&](i64 E, i64 K, i64 N) {
     fq::quantized<S> q{};
-    auto* d = reinterpret_cast<typename fq::quantized<S>::data_t*>(out);
+    auto* d = reinterpret_cast<typename fq::quantized<S>::data_t*>(buf.out);
     q.data = fq::batched(fq::row_major(d, K, N), E);        // [E, K, N] FP8
-    q.scale = fq::batched(fq::row_major(sc, 1, N), E);      // [E, 1, N] f32
-    q.inverse = fq::batched(fq::row_major(inv, 1, N), E);   // [E, 1, N] f32
+    q.scale = fq::batched(fq::row_major(buf.sc, 1, N), E);   // [E, 1, N] f32
+    q.inverse = fq::batched(fq::row_major(buf.inv, 1, N), E);  // [E, 1, N] f32
     return q;
   };
   auto report = [&](const char* label, i64 E, i64 K, i64 N, auto call) {
     const std::size_t n = static_cast<std::size_t>(E * K * N);
-    cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, E * N * 4)); cuda_ok(poison_memset(inv, 0xa5, E * N * 4));
+    cuda_ok(poison_memset(buf.out, 0xa5, n)); cuda_ok(poison_memset(buf.sc, 0xa5, E * N * 4)); cuda_ok(poison_memset(buf.inv, 0xa5, E * N * 4));
     if (!call()) return;
     cuda_ok(cudaStreamSynchronize(st));
     cuda_ok(cudaGetLastError());
-    const std::uint64_t hh = device_hash({{out, n}, {sc, static_cast<std::size_t>(E * N * 4)}, {inv, static_cast<std::size_t>(E * N * 4)}});
+    const std::uint64_t hh = device_hash({{buf.out, n}, {buf.sc, static_cast<std::size_t>(E * N * 4)}, {buf.inv, static_cast<std::size_t>(E * N * 4)}});
     const float t = tm.median_us(call);
     const double bytes = 3.0 * static_cast<double>(n) + 8.0 * static_cast<double>(E * N);
     std::printf("%-40s %8.1f us  frac_copy %.3f  hash %016llx\n", label, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
@@ -391,12 +345,12 @@ int main(int argc, char** argv) {
     const auto iv = fq::batched(fq::row_major<const fq::bf16>(in, K, N), E);  // [E, K, N] bf16
     const auto q = view(E, K, N);
     report(label, E, K, N, [&] {
-      auto s = fq::quantize<S, T>(iv, q, {.stream = st, .workspace = ws, .workspace_bytes = wsb});
+      auto s = fq::quantize<S, T>(iv, q, {.stream = st, .workspace = buf.ws, .workspace_bytes = expert_buffers::ws_bytes});
       if (s != fq::status::success) { std::printf("%s: status %d\n", label, (int)s); return false; }
       return true;
     });
   };
-  constexpr fq::tuning hold = by(fq::gpu_path::col_hold);
+  constexpr fq::tuning hold{.path = fq::gpu_path::col_hold};
   constexpr fq::tuning hold_r = gd::col_hold<S, hold, fq::bf16>::R;
   auto run_ring = [&](const char* label, auto kernel_tag, std::size_t smem, int cl, int w, int pr, int threads, bool evict,
                       bool spread, i64 E, i64 K, i64 N) {
@@ -427,7 +381,7 @@ int main(int argc, char** argv) {
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(N * 2)};
     const cuuint32_t box[2] = {static_cast<cuuint32_t>(8 * w), static_cast<cuuint32_t>(pr)};
     const cuuint32_t estr[2] = {1, 1};
-    if (cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, in, dims, strides, box, estr,
+    if (cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, buf.in, dims, strides, box, estr,
                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
       std::printf("%s: cuTensorMapEncodeTiled failed\n", label);
