@@ -120,9 +120,9 @@ struct column_max {
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       if constexpr (sizeof(In) == 2) {
-        const std::uint32_t m = w[k] & 0x7fff7fffu;
-        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(m & 0xffffu)}));
-        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(m >> 16)}));
+        // abs_bits drops each half's sign bit, which max_magnitude16x2 leaves undefined
+        cmax[2 * k] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] & 0xffffu)}));
+        cmax[2 * k + 1] = abs_bits(to_float(In{static_cast<std::uint16_t>(w[k] >> 16)}));
       } else {
         cmax[k] = w[k];
       }
