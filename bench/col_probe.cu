@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     auto call = [&] { auto s = fq::quantize<S, T>(iv, q, {.stream = st, .workspace = ws, .workspace_bytes = wsb}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(1); } };
     cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(sc, 0xa5, sn * 4)); cuda_ok(poison_memset(inv, 0xa5, sn * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    const std::uint64_t hh = hash_device({{out, n}, {sc, static_cast<std::size_t>(sn * 4)}});
+    const std::uint64_t hh = fetched_fnv({{out, n}, {sc, static_cast<std::size_t>(sn * 4)}});
     const float t = timeit(call);
     std::printf("%-28s %8.1f us  frac_copy %.3f  hash %016llx\n", label, t, bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
   };

@@ -51,7 +51,7 @@ int main() {
     auto call = [&] { auto s = fq::quantize<gc>(iv, q, {.stream = st, .groups = {ends_d, G, align, align > 1 ? pends : nullptr}}); if (s != fq::status::success) { std::printf("status %d\n", (int)s); std::exit(2); } };
     cuda_ok(poison_memset(out, 0xa5, MP * N)); cuda_ok(poison_memset(sc, 0xa5, G * N * 4)); cuda_ok(poison_memset(pends, 0xa5, G * 4));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    const std::uint64_t hh = hash_device({{out, static_cast<std::size_t>(MP * N)},
+    const std::uint64_t hh = fetched_fnv({{out, static_cast<std::size_t>(MP * N)},
                                           {sc, static_cast<std::size_t>(G * N * 4)},
                                           {pends, static_cast<std::size_t>(G * 4)}});
     const float t = timeit(call);
@@ -112,7 +112,7 @@ int main() {
     auto call = [&] { if (fq::quantize_dual<gc>(iv, qa, iv2, qb, {.stream = st, .groups = {ends_d, G}}) != fq::status::success) std::exit(3); };
     cuda_ok(poison_memset(out, 0xa5, n)); cuda_ok(poison_memset(out2, 0xa5, n));
     call(); cuda_ok(cudaStreamSynchronize(st));
-    const std::uint64_t hh = hash_device({{out, n}, {out2, n}, {sc, static_cast<std::size_t>(G * N * 4)}, {sc2, static_cast<std::size_t>(G * N * 4)}});
+    const std::uint64_t hh = fetched_fnv({{out, n}, {out2, n}, {sc, static_cast<std::size_t>(G * N * 4)}, {sc2, static_cast<std::size_t>(G * N * 4)}});
     const float t = timeit(call);
     std::printf("dual G=%-4lld library   %8.1f us  frac_copy %.3f  hash %016llx\n", (long long)G, t, 2 * bytes / (t * 1e-6) / copy_bw, (unsigned long long)hh);
     const auto* src2 = reinterpret_cast<const std::uint16_t*>(in2);

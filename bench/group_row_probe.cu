@@ -151,7 +151,7 @@ int main() {
   use_probe_stream(st, tm);
   const double bytes = 3.0 * M * N;
   auto hash_out = [&](i64 G) {
-    return hash_device({{out, n}, {sc, static_cast<std::size_t>(G * M * 4)}, {inv, static_cast<std::size_t>(G * M * 4)}});
+    return fetched_fnv({{out, n}, {sc, static_cast<std::size_t>(G * M * 4)}, {inv, static_cast<std::size_t>(G * M * 4)}});
   };
   const char* only = std::getenv("EXP_ONLY");
   auto run_group = [&](const char* label, auto spec_tag, auto tuning_tag, const std::vector<std::int32_t>& ends) {
@@ -193,7 +193,7 @@ int main() {
       auto call = [&] { if (fq::quantize<grp>(iv, q, {.stream = st, .groups = {d_ends, G, align, pends}}) != fq::status::success) std::exit(2); };
       cuda_ok(poison_memset(pout, 0xa5, M * NP)); cuda_ok(poison_memset(sc, 0xa5, G * M * 4)); cuda_ok(poison_memset(inv, 0xa5, G * M * 4)); cuda_ok(poison_memset(pends, 0xa5, G * 4));
       call(); cuda_ok(cudaStreamSynchronize(st));
-      const std::uint64_t hh = hash_device({{pout, static_cast<std::size_t>(M * NP)},
+      const std::uint64_t hh = fetched_fnv({{pout, static_cast<std::size_t>(M * NP)},
                                             {sc, static_cast<std::size_t>(G * M * 4)},
                                             {pends, static_cast<std::size_t>(G * 4)}});
       const float t = timeit(call);

@@ -43,22 +43,25 @@ inline std::vector<std::uint8_t> fetch(const void* device, std::size_t n) {
   return h;
 }
 
-/// One device buffer of n bytes, for hash_device.
+/// One device buffer of n bytes, for fetched_fnv and device_hash.
 struct device_bytes {
   const void* p;
   std::size_t n;
 };
 
-/// fnv over the device buffers in order, each continuing from the one before (the same value as
-/// fnv(fetch(c), fnv(fetch(b), fnv(fetch(a)))) for {a, b, c}).
-inline std::uint64_t hash_device(std::initializer_list<device_bytes> buffers) {
+/// fnv over the device buffers, copied to the host, in order, each continuing from the one before
+/// (the same value as fnv(fetch(c), fnv(fetch(b), fnv(fetch(a)))) for {a, b, c}). Not the same
+/// value as device_hash over the same buffers: each probe records the one it prints.
+inline std::uint64_t fetched_fnv(std::initializer_list<device_bytes> buffers) {
   std::uint64_t h = 1469598103934665603ull;
   for (const device_bytes& b : buffers) h = fnv(fetch(b.p, b.n), h);
   return h;
 }
 
 /// Sum over the buffer's 8-byte words of a mix of (word, position): a hash of every byte that the
-/// order of the additions cannot change. n: 8-byte words.
+/// order of the additions cannot change. n: 8-byte words. A template so that only the probes
+/// that call device_hash compile it.
+template <int = 0>
 __global__ void hash_words(const unsigned long long* w, std::size_t n, unsigned long long salt, unsigned long long* h) {
   unsigned long long acc = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
@@ -79,7 +82,7 @@ inline std::uint64_t device_hash(std::initializer_list<device_bytes> buffers) {
   cuda_ok(cudaMemset(h, 0, 8));
   unsigned long long salt = 1;
   for (const device_bytes& b : buffers) {
-    hash_words<<<1024, 256>>>(static_cast<const unsigned long long*>(b.p), b.n / 8, salt++ * 0x632be59bd9b4e019ull, h);
+    hash_words<0><<<1024, 256>>>(static_cast<const unsigned long long*>(b.p), b.n / 8, salt++ * 0x632be59bd9b4e019ull, h);
     cuda_ok(cudaGetLastError());
   }
   unsigned long long r = 0;
