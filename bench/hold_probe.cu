@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(bound_threads) bound_held_kernel(fq::matrix_vi
   };
   auto count = [&](int, const tile_t& t) {
     fp8q::backend::block_sync();
-    if (tid == 0) fp8q::backend::count_release(counter(t));
+    if (tid == gd::held_releaser()) fp8q::backend::count_release(counter(t));
   };
   auto complete = [&](const tile_t& t) { return static_cast<i64>(fp8q::backend::count_acquire(counter(t))) >= needed; };
   auto cast = [&](int slot, const tile_t& t) {

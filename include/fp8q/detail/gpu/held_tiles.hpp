@@ -18,25 +18,45 @@ struct held_words {
   int complete;
 };
 
+// The threads that make the pipeline's round trips to L2, each in its own wave where the block
+// has enough, so that the round trips overlap instead of following each other: the asker takes
+// tickets and asks whether strips are complete; the releaser makes the count's release increment
+// (whose fence waits long); the first waves load a strip's amax words for the cast
+// (docs/design.md, "The round trips apart").
+/// The asker: the last wave's first lane (thread 0 in a block of one wave).
+__device__ inline int held_asker() {
+  const int n = static_cast<int>(blockDim.x), w = backend::wave_size();
+  return n >= 2 * w ? n - w : 0;
+}
+/// The releaser: the first lane of the wave before the asker's where the block has three waves
+/// or more, else thread 0.
+__device__ inline int held_releaser() {
+  const int n = static_cast<int>(blockDim.x), w = backend::wave_size();
+  return n >= 3 * w ? n - 2 * w : 0;
+}
+
 // Tickets are taken in order (tiles along each strip, strip after strip). A block takes ticket
 // k' and starts copying tile k' before it casts tile k, so tile k' lands while tile k waits.
 // The rule that makes every wait end: a block blocks on a strip only once every tile it has
 // taken is counted. So while a strip misses a tile, that tile is not taken yet, and a block that
 // waits on no strip takes it, as long as more blocks of the grid run at once than a strip has
-// tiles (the families' accepts() ask for twice that of the device's occupancy). When tile k's strip is already complete as tile
-// k' goes out, tile k is cast while tile k' lands, and tile k' is counted after.
+// tiles (the families' accepts() ask for twice that of the device's occupancy). When tile k's
+// strip is already complete as tile k' goes out, tile k is cast while tile k' lands, and tile k'
+// is counted after.
 //   at(k)              the tile of ticket k (a value the other calls take)
 //   copy(slot, t)      start copying tile t into slot (asynchronous copies, committed)
 //   count(slot, t)     after the copy landed and a barrier: add the tile to its strip's amax, a
-//                      barrier, then count it into its strip's counter with release (thread 0)
-//   complete(t)        thread 0: whether t's strip is complete (acquire)
-//   cast(slot, t)      cast the tile, once thread 0 has seen its strip complete and a barrier
+//                      barrier, then count it into its strip's counter with release (the
+//                      releaser, held_releaser())
+//   complete(t)        the asker: whether t's strip is complete (acquire)
+//   cast(slot, t)      cast the tile, once the asker has seen its strip complete and a barrier
 //                      followed (the pipeline waits for that)
 // Where the whole block waits is what the pipeline costs (docs/design.md, "Holding tiles on
-// chip", the barrier cuts): thread 0 takes the next ticket and asks whether the held tile's strip
-// is complete before one barrier (both round trips to L2 in flight together); a strip seen
-// complete is not asked again before the cast; and where the tile was cast before the next one
-// was counted, the count's barrier has already freed the cast's slot and the words.
+// chip", the barrier cuts): the asker takes the next ticket and asks whether the held tile's
+// strip is complete before one barrier (both round trips in flight together, and beside the
+// releaser's fence); a strip seen complete is not asked again before the cast. Every path from
+// that barrier to the next ask passes another barrier (the count's, or the wait's), so the asker
+// may write the words again, and the copy into the slot cast last comes after the barrier.
 // CountFirst: count tile k' before casting tile k even when tile k's strip is complete. The
 // count's release then waits on no stores of the cast; it measured faster where the cast is long
 // (the software encoder) and, on an H100, slower where it is short (the hardware converter);
@@ -45,7 +65,8 @@ template <bool CountFirst, class At, class Copy, class Count, class Complete, cl
 __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items, held_words& w, At at, Copy copy,
                                      Count count, Complete complete, Cast cast) {
   const int tid = static_cast<int>(threadIdx.x);
-  if (tid == 0) w.ticket = backend::take_ticket(tickets);
+  const int asker = held_asker();
+  if (tid == asker) w.ticket = backend::take_ticket(tickets);
   backend::block_sync();
   const std::int64_t k = w.ticket;
   if (k >= items) return;
@@ -55,10 +76,8 @@ __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items,
   backend::block_sync();
   count(0, cur);
   int s = 0;
-  bool free = true;  // every thread is past its reads of the words and of slot s ^ 1
   for (;;) {
-    if (!free) backend::block_sync();
-    if (tid == 0) {
+    if (tid == asker) {
       const std::uint32_t ticket = backend::take_ticket(tickets);
       const bool ready = complete(cur);
       w.ticket = ticket;
@@ -79,19 +98,18 @@ __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items,
       count(s ^ 1, nxt);
     }
     if (!ready) {  // wait for tile k's strip
-      if (tid == 0) {
+      if (tid == asker) {
         while (!complete(cur)) backend::spin_pause();
       }
       backend::block_sync();
     }
     cast(s, cur);
     if (!more) break;
-    if (!CountFirst && ready) {  // this barrier also frees slot s and the words for the next turn
+    if (!CountFirst && ready) {
       backend::async_wait<0>();
       backend::block_sync();
       count(s ^ 1, nxt);
     }
-    free = !CountFirst && ready;
     s ^= 1;
     cur = nxt;
   }

@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
       backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * N + t.c0 + tid, m);
     }
     backend::block_sync();
-    if (tid == 0) backend::count_release(done + t.strip);
+    if (tid == held_releaser()) backend::count_release(done + t.strip);
   };
   auto complete = [&](const strip_tile& t) {
     return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;

@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(TC::value.threads)
       if (a > seen) backend::atomic_max_bits<T.amax_order, T.amax_scope>(row_words + r, a);
     }
     backend::block_sync();
-    if (tid == 0) backend::count_release(done + t.band);
+    if (tid == held_releaser()) backend::count_release(done + t.band);
   };
   auto complete = [&](const band_tile& t) {
     return static_cast<std::int64_t>(backend::count_acquire(done + t.band)) >= plan.strips;
