@@ -77,11 +77,7 @@ __global__ void __launch_bounds__(bound_threads) bound_held_kernel(fq::matrix_vi
   auto copy = [&](int slot, const tile_t& t) {
     gd::copy_transpose_tile<fq::bf16>(in, sh[slot], t.b, t.r0, t.c0, t.rows_here, t.cols_here, tid, bound_threads);
   };
-  auto count = [&](int, const tile_t& t) {
-    fp8q::backend::block_sync();
-    if (tid == gd::held_releaser()) fp8q::backend::count_release(counter(t));
-  };
-  auto complete = [&](const tile_t& t) { return static_cast<i64>(fp8q::backend::count_acquire(counter(t))) >= needed; };
+  auto count = [&](int, const tile_t&) {};  // no amax: the pipeline's barrier and release only
   auto cast = [&](int slot, const tile_t& t) {
     if constexpr (Band) {
       std::uint8_t* base = out + t.b * N * K + t.c0 * K + t.r0;  // [cols][K] bytes: column c0, row r0
@@ -102,7 +98,7 @@ __global__ void __launch_bounds__(bound_threads) bound_held_kernel(fq::matrix_vi
       }
     }
   };
-  gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, complete, cast);
+  gd::hold_and_cast<false>(tickets, plan.items, words, at, copy, count, counter, needed, cast);
 }
 
 constexpr fq::spec row{.out = fq::format::e4m3fn, .granularity = fq::granularity::row};

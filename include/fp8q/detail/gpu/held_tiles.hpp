@@ -45,10 +45,10 @@ __device__ inline int held_releaser() {
 // is counted after.
 //   at(k)              the tile of ticket k (a value the other calls take)
 //   copy(slot, t)      start copying tile t into slot (asynchronous copies, committed)
-//   count(slot, t)     after the copy landed and a barrier: add the tile to its strip's amax, a
-//                      barrier, then count it into its strip's counter with release (the
-//                      releaser, held_releaser())
-//   complete(t)        the asker: whether t's strip is complete (acquire)
+//   count(slot, t)     after the copy landed and a barrier: add the tile to its strip's amax;
+//                      the pipeline then passes a barrier and the releaser counts the tile into
+//                      counter(t) with release
+//   counter(t)         t's strip's counter, complete at `needed` counts (the asker acquires it)
 //   cast(slot, t)      cast the tile, once the asker has seen its strip complete and a barrier
 //                      followed (the pipeline waits for that)
 // Where the whole block waits is what the pipeline costs (docs/design.md, "Holding tiles on
@@ -61,11 +61,18 @@ __device__ inline int held_releaser() {
 // count's release then waits on no stores of the cast; it measured faster where the cast is long
 // (the software encoder) and, on an H100, slower where it is short (the hardware converter);
 // each family's call says which order it takes and why.
-template <bool CountFirst, class At, class Copy, class Count, class Complete, class Cast>
+template <bool CountFirst, class At, class Copy, class Count, class Counter, class Cast>
 __device__ inline void hold_and_cast(std::uint32_t* tickets, std::int64_t items, held_words& w, At at, Copy copy,
-                                     Count count, Complete complete, Cast cast) {
+                                     Count count_amax, Counter counter, std::int64_t needed, Cast cast) {
   const int tid = static_cast<int>(threadIdx.x);
   const int asker = held_asker();
+  const int releaser = held_releaser();
+  auto count = [&](int slot, const auto& t) {
+    count_amax(slot, t);
+    backend::block_sync();  // every thread's amax atomics before the release
+    if (tid == releaser) backend::count_release(counter(t));
+  };
+  auto complete = [&](const auto& t) { return static_cast<std::int64_t>(backend::count_acquire(counter(t))) >= needed; };
   if (tid == asker) w.ticket = backend::take_ticket(tickets);
   backend::block_sync();
   const std::int64_t k = w.ticket;

@@ -121,12 +121,8 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
       const std::uint32_t m = gp.fold(tid, threads / wave);
       backend::atomic_max_bits<T.amax_order, T.amax_scope>(amax_bits + t.b * N + t.c0 + tid, m);
     }
-    backend::block_sync();
-    if (tid == held_releaser()) backend::count_release(done + t.strip);
   };
-  auto complete = [&](const strip_tile& t) {
-    return static_cast<std::int64_t>(backend::count_acquire(done + t.strip)) >= plan.chunks;
-  };
+  auto counter = [&](const strip_tile& t) { return done + t.strip; };
   auto cast = [&](int slot, const strip_tile& t) {
     if (per_group && t.rows_here == 0) return;  // past the group's end: nothing to write (the same in every thread)
     if (grouped && t.chunk == 0 && d.out_end > d.end) {  // the strip's padding rows: zero bytes
@@ -150,7 +146,7 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
   // Counting first where the cast encodes in software, where it measured faster; casting first
   // on the hardware converter, where counting first measured no faster on the H200 (docs/design.md,
   // "Holding tiles on chip", the barrier cuts).
-  hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, complete, cast);
+  hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, counter, plan.chunks, cast);
 }
 
 // 128 threads unless the tuning says otherwise; the tile is always 128 rows x 8 units.

@@ -104,12 +104,8 @@ __global__ void __launch_bounds__(TC::value.threads)
       if constexpr (packed) a = amax16_bits<In>(m);
       if (a > seen) backend::atomic_max_bits<T.amax_order, T.amax_scope>(row_words + r, a);
     }
-    backend::block_sync();
-    if (tid == held_releaser()) backend::count_release(done + t.band);
   };
-  auto complete = [&](const band_tile& t) {
-    return static_cast<std::int64_t>(backend::count_acquire(done + t.band)) >= plan.strips;
-  };
+  auto counter = [&](const band_tile& t) { return done + t.band; };
   auto cast = [&](int slot, const band_tile& t) {
     bool in_range = true;
     for (int i = tid; i < rt_rows; i += threads) {
@@ -139,7 +135,7 @@ __global__ void __launch_bounds__(TC::value.threads)
   // Counting first on every path, the hardware converter's too: on the H200, the device of the
   // targets, it ran faster there as well, though an H100 runs it slightly slower (docs/design.md,
   // "Holding tiles on chip", counting first on the H200).
-  hold_and_cast<true>(tickets, plan.items, words, at, copy, count, complete, cast);
+  hold_and_cast<true>(tickets, plan.items, words, at, copy, count, counter, plan.strips, cast);
 }
 
 // 128 threads unless the tuning says otherwise: six blocks per multiprocessor on an H200, each
