@@ -1,6 +1,6 @@
 // fp8q — colwise in ONE launch that reads the input once (gpu_path::col_hold): the held-tile
-// pipeline (held_tiles.hpp) over column strips. A tile is 128 rows x 8 units of one strip
-// (row_transpose's tile and copy); its column maxima go to the columns' amax words (relaxed
+// pipeline (held_tiles.hpp) over column strips. A tile is 160 rows x 8 units of one strip (128
+// rows for column-major output: col_hold_rows), copied as row_transpose copies; its column maxima go to the columns' amax words (relaxed
 // atomics), and it is cast from shared memory (cast_col_tile) once its strip has counted every
 // tile. The views col_relay takes: row-major input, 16-byte aligned input and output lines,
 // whole units (docs/design.md, "Holding tiles on chip").
@@ -17,10 +17,19 @@
 namespace fp8q::detail::gpu {
 
 struct strip_plan {
-  std::int64_t chunks;  // tiles per strip (128-row chunks)
+  std::int64_t chunks;  // tiles per strip (chunks of `rows` rows)
   std::int64_t strips;  // strips per batch item (8-unit column strips)
   std::int64_t items;   // batch * strips * chunks
+  int rows = rt_rows;   // rows of a tile
 };
+
+// Rows of col_hold's held tile. 160 where the cast stores straight from the held tile (row-major
+// output): a taller tile moves more bytes per turn of the pipeline, whose round trips bound it at
+// an H200's load (docs/design.md, "The next ticket early, and taller tiles"). 128 for the staged
+// form (column-major output), whose byte tile lies over a held tile only at that height (at 160,
+// 40 quads of 8 units do not divide over 128 threads, and a byte tile of its own makes the block
+// 54 KiB, past the 48 KiB a kernel declares statically).
+constexpr int col_hold_rows(bool staged) { return staged ? rt_rows : 160; }
 
 // Where a tile lies: batch item b, strip (batch item * strips + strip: its counter), chunk,
 // rows [r0, r0 + rows_here), columns [c0, c0 + cols_here).
@@ -35,9 +44,9 @@ __device__ inline strip_tile strip_tile_at(const strip_plan& p, std::int64_t k, 
   t.strip = k / p.chunks;
   t.b = t.strip / p.strips;
   t.chunk = k % p.chunks;
-  t.r0 = t.chunk * rt_rows;
+  t.r0 = t.chunk * p.rows;
   t.c0 = (t.strip % p.strips) * (rt_units * U);
-  t.rows_here = M - t.r0 < rt_rows ? static_cast<int>(M - t.r0) : rt_rows;
+  t.rows_here = M - t.r0 < p.rows ? static_cast<int>(M - t.r0) : p.rows;
   t.cols_here = N - t.c0 < rt_units * U ? static_cast<int>(N - t.c0) : rt_units * U;
   return t;
 }
@@ -49,8 +58,8 @@ struct hold_shared {
   // own 8.5 KiB would take the sixth block per multiprocessor (docs/design.md, "Holding tiles on
   // chip").
   static constexpr bool alias = Staged && col_tile_aliasable(T.tile_rows, rt_units, T.threads);
-  static_assert(!alias || col_tile_bytes<T, true> <= rt_rows * rt_units * 16, "the byte tile fits a held tile");
-  rt_shared held[2];                                            // the two tiles, quad_tile_slot order
+  static_assert(!alias || col_tile_bytes<T, true> <= T.tile_rows * rt_units * 16, "the byte tile fits a held tile");
+  rt_tile<T.tile_rows> held[2];                                 // the two tiles, quad_tile_slot order
   std::uint32_t words[alias ? 1 : col_tile_bytes<T, Staged> / 4];  // the byte tile of the cast, unless alias
   float scales[T.tile_cols];                          // [cols] the tile's column scales
   std::uint32_t partial[T.threads / 32][T.tile_cols];  // [waves][cols] column maxima
@@ -83,7 +92,7 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
   constexpr int threads = T.threads;
   constexpr int upr = rt_units;                  // units per tile row
   constexpr int rows_per_step = threads / upr;   // tile rows one pass of the block covers
-  static_assert(T.tile_rows == rt_rows && T.tile_cols == rt_units * U, "the tuning names the held tile");
+  static_assert(T.tile_rows == col_hold_rows(Staged) && T.tile_cols == rt_units * U, "the tuning names the held tile");
   static_assert(threads % 32 == 0 && 32 % upr == 0, "a wave holds whole tile rows");
   __shared__ hold_shared<T, Staged> sm;
   const int tid = static_cast<int>(threadIdx.x);
@@ -149,38 +158,43 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
   hold_and_cast<software_cast<S, T>()>(tickets, plan.items, sm.w, at, copy, count, counter, plan.chunks, cast);
 }
 
-// 128 threads unless the tuning says otherwise; the tile is always 128 rows x 8 units.
+// 128 threads unless the tuning says otherwise; the tile is col_hold_rows(staged) rows x 8 units.
 template <spec S, tuning T, class In>
 struct col_hold {
   static constexpr gpu_path name = gpu_path::col_hold;
   static constexpr bool opt_in = false;
   static constexpr bool device_dependent = true;  // resident blocks
   static constexpr int U = unit_elems<In>;
-  static constexpr tuning R = with_tile(resolve_tuning(T.threads == 0 ? with_threads(T, 128) : T, S, {}), rt_rows,
-                                        rt_units * U);
+  template <bool Staged>
+  static constexpr tuning R_of = with_tile(resolve_tuning(T.threads == 0 ? with_threads(T, 128) : T, S, {}),
+                                           col_hold_rows(Staged), rt_units * U);
+  static constexpr tuning R = R_of<true>;  // threads and store path: the same in both forms
   // whole waves of 64 or 32 lanes (the column maxima fold over the block's waves), and the
-  // shared memory in the 48 KiB a block may take statically on every target (the staged form is
-  // the larger: 1024 threads of a 2-byte input pass it by their waves' column maxima)
-  static constexpr bool block_ok = R.threads % 64 == 0 && sizeof(hold_shared<R, true>) <= 48 * 1024;
+  // shared memory in the 48 KiB a block may take statically on every target (1024 threads of a
+  // 2-byte input pass it by their waves' column maxima)
+  static constexpr bool block_ok = R.threads % 64 == 0 && sizeof(hold_shared<R_of<true>, true>) <= 48 * 1024 &&
+                                   sizeof(hold_shared<R_of<false>, false>) <= 48 * 1024;
   struct plan {};
 
   // The workspace: the columns' amax words, one counter per strip and the ticket counter.
+  // Tiles of `rows` rows (col_hold_rows): the workspace does not depend on it.
   struct layout_of : held_workspace {
     strip_plan plan;
-    explicit layout_of(const matrix_view<const In>& in)
+    layout_of(const matrix_view<const In>& in, int rows)
         : held_workspace(in.batch * in.cols, in.batch * strips(in)),
-          plan{chunks(in), strips(in), in.batch * strips(in) * chunks(in)} {}
-    static std::int64_t chunks(const matrix_view<const In>& in) { return (in.rows + rt_rows - 1) / rt_rows; }
+          plan{chunks(in, rows), strips(in), in.batch * strips(in) * chunks(in, rows), rows} {}
+    static std::int64_t chunks(const matrix_view<const In>& in, int rows) { return (in.rows + rows - 1) / rows; }
     static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
   };
 
   template <bool Staged>
-  using kernel_of = std::integral_constant<decltype(&col_hold_kernel<spec_c<S>, tuning_c<R>, In, Staged>),
-                                           &col_hold_kernel<spec_c<S>, tuning_c<R>, In, Staged>>;
+  using kernel_of = std::integral_constant<decltype(&col_hold_kernel<spec_c<S>, tuning_c<R_of<Staged>>, In, Staged>),
+                                           &col_hold_kernel<spec_c<S>, tuning_c<R_of<Staged>>, In, Staged>>;
 
   static bool staged(const problem<S, In>& p) {
     return R.store == store_path::staged || (R.store == store_path::automatic && p.out.data.order == layout::col_major);
   }
+  static int rows(const problem<S, In>& p) { return col_hold_rows(staged(p)); }
 
   // blocks of the kernel p runs (staged or not) that one multiprocessor holds (p.dev set)
   static int blocks_per_mp(const problem<S, In>& p) {
@@ -193,7 +207,7 @@ struct col_hold {
       return false;
     } else {
       if (!streams_columns(p)) return false;  // whole units, and output lines the byte tile's stores fit
-      const layout_of l(p.in);
+      const layout_of l(p.in, rows(p));
       if (l.plan.items > 0x7fffffffLL || l.plan.items == 0) return false;
       if (p.dev == nullptr) return true;  // workspace sizing: may run on some device
       // every wait ends where more blocks run at once than a strip has tiles (held_tiles.hpp);
@@ -208,7 +222,7 @@ struct col_hold {
       return p.dev == nullptr || blocks_per_mp(p) >= held_min_blocks;
     }
   }
-  static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in).bytes(); }
+  static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in, rt_rows).bytes(); }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
     return run(p, workspace, stream, relay_group{});
@@ -220,7 +234,7 @@ struct col_hold {
     if constexpr (!block_ok) {
       return status::bad_layout;
     } else {
-      const layout_of l(p.in);
+      const layout_of l(p.in, rows(p));
       status st = backend::memset_async(workspace, 0, l.zeroed(), stream);
       if (st != status::success) return st;
       auto go = [&](auto stg) {

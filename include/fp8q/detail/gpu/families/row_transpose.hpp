@@ -26,10 +26,12 @@ inline constexpr int rt_rows = 128;
 /// Units (16 input bytes) per tile row: one quad-tile row (byte_tile.hpp).
 inline constexpr int rt_units = quad_tile_units;
 
-struct rt_shared {
-  u32x4 tile[rt_rows][rt_units];  // [rows][slots] input units, quad_tile_slot order
-  float scales[rt_rows];          // [rows] the tile's rows' scales
+template <int Rows>
+struct rt_tile {
+  u32x4 tile[Rows][rt_units];  // [rows][slots] input units, quad_tile_slot order
+  float scales[Rows];          // [rows] the tile's rows' scales
 };
+using rt_shared = rt_tile<rt_rows>;
 
 // Pass 1: each row's amax (f32 bits) into amax_bits and its scale into out's scale views.
 // in:        [batch, rows, cols] In, row-major, 16-byte aligned lines
@@ -83,13 +85,13 @@ __global__ void __launch_bounds__(TC::value.threads)
 // sh.tile (async copies, committed; the caller waits): row r's unit u at quad_tile_slot(r, u).
 // Units past cols_here are not copied; a unit cut by it is zero-filled past its columns.
 // in: [batch, rows, cols] In, row-major, 16-byte aligned lines
-template <class In>
-__device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_shared& sh, std::int64_t b,
+template <class In, int Rows>
+__device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_tile<Rows>& sh, std::int64_t b,
                                            std::int64_t r0, std::int64_t c0, int rows_here, int cols_here,
                                            int tid, int threads) {
   constexpr int U = unit_elems<In>;
   const In* src = in.data + in.offset(b, r0, c0);  // [rows_here, ld] In: the tile's first element
-  if (rows_here == rt_rows && cols_here == rt_units * U && threads % rt_units == 0) {
+  if (rows_here == Rows && cols_here == rt_units * U && threads % rt_units == 0) {
     // A whole tile (all but the edges): each thread copies one unit column, every threads /
     // rt_units rows, stepping a pointer; the general loop's per-copy index arithmetic (64-bit
     // row offset, division, cut units) was a quarter of row_band's instructions (docs/design.md).
@@ -98,12 +100,12 @@ __device__ inline void copy_transpose_tile(const matrix_view<const In>& in, rt_s
     const std::int64_t src_step = static_cast<std::int64_t>(step) * in.ld;
     const In* s = src + static_cast<std::int64_t>(static_cast<unsigned>(tid) / rt_units) * in.ld + u * U;
 #pragma unroll
-    for (int r = static_cast<int>(static_cast<unsigned>(tid) / rt_units); r < rt_rows; r += step, s += src_step)
+    for (int r = static_cast<int>(static_cast<unsigned>(tid) / rt_units); r < Rows; r += step, s += src_step)
       backend::async_copy16(&sh.tile[r][quad_tile_slot(r, u)], s, 16);
     backend::async_commit();
     return;
   }
-  for (int i = tid; i < rt_rows * rt_units; i += threads) {
+  for (int i = tid; i < Rows * rt_units; i += threads) {
     const int r = i / rt_units;
     const int u = i % rt_units;
     const int head = cols_here - u * U;  // this unit's columns: whole when >= U, none when <= 0
