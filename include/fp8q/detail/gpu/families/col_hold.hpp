@@ -1,8 +1,8 @@
 // fp8q — colwise in ONE launch that reads the input once (gpu_path::col_hold): the held-tile
 // pipeline (held_tiles.hpp) over column strips. A tile is 160 rows x 8 units of one strip (128
-// rows for column-major output: col_hold_rows), copied as row_transpose copies; its column maxima go to the columns' amax words (relaxed
-// atomics), and it is cast from shared memory (cast_col_tile) once its strip has counted every
-// tile. The views col_relay takes: row-major input, 16-byte aligned input and output lines,
+// rows for column-major output: col_hold_rows), copied as row_transpose copies; its column
+// maxima go to the columns' amax words (relaxed atomics), and it is cast from shared memory
+// (cast_col_tile) once its strip has counted every tile. The views col_relay takes: row-major input, 16-byte aligned input and output lines,
 // whole units (docs/design.md, "Holding tiles on chip").
 #pragma once
 
@@ -25,7 +25,7 @@ struct strip_plan {
 
 // Rows of col_hold's held tile. 160 where the cast stores straight from the held tile (row-major
 // output): a taller tile moves more bytes per turn of the pipeline, whose round trips bound it at
-// an H200's load (docs/design.md, "The next ticket early, and taller tiles"). 128 for the staged
+// an H200's load (docs/design.md, "Taller held tiles for `col_hold`"). 128 for the staged
 // form (column-major output), whose byte tile lies over a held tile only at that height (at 160,
 // 40 quads of 8 units do not divide over 128 threads, and a byte tile of its own makes the block
 // 54 KiB, past the 48 KiB a kernel declares statically).
