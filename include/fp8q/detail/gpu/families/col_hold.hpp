@@ -17,10 +17,9 @@
 namespace fp8q::detail::gpu {
 
 struct strip_plan {
-  std::int64_t chunks;  // tiles per strip (chunks of `rows` rows)
+  std::int64_t chunks;  // tiles per strip (chunks of the tile's rows)
   std::int64_t strips;  // strips per batch item (8-unit column strips)
   std::int64_t items;   // batch * strips * chunks
-  int rows = rt_rows;   // rows of a tile
 };
 
 // Rows of col_hold's held tile. 160 where the cast stores straight from the held tile (row-major
@@ -38,15 +37,16 @@ struct strip_tile {
   int rows_here, cols_here;
 };
 
-template <int U>
+// Rows: the tile's rows (a constant of the kernel: col_hold_rows).
+template <int U, int Rows = rt_rows>
 __device__ inline strip_tile strip_tile_at(const strip_plan& p, std::int64_t k, std::int64_t M, std::int64_t N) {
   strip_tile t{};
   t.strip = k / p.chunks;
   t.b = t.strip / p.strips;
   t.chunk = k % p.chunks;
-  t.r0 = t.chunk * p.rows;
+  t.r0 = t.chunk * Rows;
   t.c0 = (t.strip % p.strips) * (rt_units * U);
-  t.rows_here = M - t.r0 < p.rows ? static_cast<int>(M - t.r0) : p.rows;
+  t.rows_here = M - t.r0 < Rows ? static_cast<int>(M - t.r0) : Rows;
   t.cols_here = N - t.c0 < rt_units * U ? static_cast<int>(N - t.c0) : rt_units * U;
   return t;
 }
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(TC::value.threads, col_hold_min_blocks(TC::val
   if (grouped && blockIdx.x == 0 && tid == 0) group_bookkeeping(group.gs, group.error_word, 0, M, d);  // once
 
   auto at = [&](std::int64_t k) {
-    strip_tile t = strip_tile_at<U>(plan, k, rows_end, N);
+    strip_tile t = strip_tile_at<U, T.tile_rows>(plan, k, rows_end, N);
     if (per_group && t.rows_here < 0) t.rows_here = 0;  // past the group's end
     return t;
   };
@@ -182,7 +182,7 @@ struct col_hold {
     strip_plan plan;
     layout_of(const matrix_view<const In>& in, int rows)
         : held_workspace(in.batch * in.cols, in.batch * strips(in)),
-          plan{chunks(in, rows), strips(in), in.batch * strips(in) * chunks(in, rows), rows} {}
+          plan{chunks(in, rows), strips(in), in.batch * strips(in) * chunks(in, rows)} {}
     static std::int64_t chunks(const matrix_view<const In>& in, int rows) { return (in.rows + rows - 1) / rows; }
     static std::int64_t strips(const matrix_view<const In>& in) { return (in.cols + rt_units * U - 1) / (rt_units * U); }
   };
@@ -222,7 +222,9 @@ struct col_hold {
       return p.dev == nullptr || blocks_per_mp(p) >= held_min_blocks;
     }
   }
-  static std::size_t workspace(const matrix_view<const In>& in) { return layout_of(in, rt_rows).bytes(); }
+  static std::size_t workspace(const matrix_view<const In>& in) {
+    return held_workspace(in.batch * in.cols, in.batch * layout_of::strips(in)).bytes();
+  }
 
   static status enqueue(const problem<S, In>& p, const plan&, void* workspace, gpu_stream stream) {
     return run(p, workspace, stream, relay_group{});
