@@ -209,7 +209,8 @@ struct quad_words {
 // consecutive rows (all loads in flight), so it holds 4 bytes of U column lines (column-major
 // output) or U bytes of 4 row lines (row-major output). Staged: those go to `tile`, a byte tile
 // in the output's order, then whole 16-byte pieces of output lines to device memory; direct:
-// each thread stores them itself (4-byte or U-byte stores).
+// each thread stores them itself (4-byte or U-byte stores; from a held tile to a row-major
+// output, one unit row at a time).
 // held(r, uc): the tile's row r, unit column uc, where the caller holds the tile on chip
 // (rows_here x whole units); without it the units are loaded from `in`. Alias (staged, held):
 // `tile` lies over the held tile, so every thread encodes all its quads before a barrier and
@@ -305,6 +306,48 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
     }
   }
   };
+  // A held tile cast to a row-major output by the threads themselves: items are unit rows, not
+  // quads, so every thread casts the same rows where the quads do not divide over the threads
+  // (160 rows: 320 quads for 128 threads, of which half the threads cast 3 and the block waits
+  // for them) and loads its column scales once, its unit column being the same in every item.
+  constexpr bool held_rows = !Staged && !std::is_same_v<Held, std::nullptr_t> && threads % upr == 0;
+  if constexpr (held_rows) {
+    auto body_rows = [&](auto fast) {
+      constexpr int step = threads / upr;  // tile rows one pass of the block covers
+      const int uc = tid % upr;
+      if (uc * U >= cols_here) return;
+      float sc[U];
+#pragma unroll
+      for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
+      const std::int64_t c = c0 + uc * U;
+      // five rows' loads in flight: unrolled whole, the software encoder's kernel took 140
+      // registers (three blocks per multiprocessor), at 5 it keeps the 113 of four
+#pragma unroll 5
+      for (int i = 0; i < (TR + step - 1) / step; ++i) {
+        const int r = tid / upr + i * step;
+        if (r >= rows_here) break;
+        const unit_raw<In, U> v = held(r, uc);
+        float y[U];
+        scale_quad_row<In, U>(v, sc, y);
+        std::uint32_t w[U / 4];
+        if constexpr (decltype(fast)::value) {
+          std::uint32_t signs[U / 4];
+          unit_signs<In, U>(v, signs);
+          encode_words_in_range<S, T>(y, signs, w);
+        } else {
+          const std::uint64_t row_index = logical_index(b, r0 + r, c, M, N);
+          encode_words<S, T>(y, w, seed, [&](int k) { return row_index + k; });
+        }
+        auto* dst = out_bytes + out.data.offset(b, r0 + r, c);
+        if constexpr (U == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
+        else *reinterpret_cast<std::uint32_t*>(dst) = w[0];
+      }
+    };
+    if (tile.row_major) {
+      with_in_range<S, In, U>([&] { return in_range; }, body_rows);
+      return;
+    }
+  }
   if constexpr (Alias) with_in_range<S, In, U>([&] { return in_range; }, body_alias);
   else with_in_range<S, In, U>([&] { return in_range; }, body);
   if constexpr (Staged) {
