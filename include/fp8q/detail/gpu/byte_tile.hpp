@@ -320,8 +320,9 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
 #pragma unroll
       for (int k = 0; k < U; ++k) sc[k] = scales[uc * U + k];
       const std::int64_t c = c0 + uc * U;
-      // five rows' loads in flight: unrolled whole, the software encoder's kernel took 140
-      // registers (three blocks per multiprocessor), at 5 it keeps the 113 of four
+      // five rows' loads in flight: unrolled whole, the software encoder's kernel takes more
+      // registers than four blocks per multiprocessor leave it (docs/design.md, "Every thread
+      // casts as many rows")
 #pragma unroll 5
       for (int i = 0; i < (TR + step - 1) / step; ++i) {
         const int r = tid / upr + i * step;
