@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(bound_threads) bound_held_kernel(fq::matrix_vi
   const i64 K = in.rows, N = in.cols;
   auto at = [&](i64 k) {
     if constexpr (Band) return gd::band_tile_at<8>(plan, k, K, N);
-    else return gd::strip_tile_at<8>(plan, k, K, N);
+    else return gd::strip_tile_at<8, gd::rt_rows>(plan, k, K, N);
   };
   using tile_t = decltype(at(0));
   // the tile's counter, and the count that completes it

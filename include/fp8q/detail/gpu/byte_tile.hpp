@@ -40,6 +40,29 @@ __device__ inline void scale_quad_row(const unit_raw<In, U>& v, const float (&sc
   for (int k = 0; k < U; ++k) y[k] *= sc[k];
 }
 
+// One unit row scaled by its columns' scales and encoded to w: U bytes as U / 4 little-endian
+// words. row_index: the logical index of the row's first element (stochastic rounding's seed).
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_unit_row(const unit_raw<In, U>& v, const float (&sc)[U],
+                                       std::uint64_t seed, std::uint64_t row_index,
+                                       std::uint32_t (&w)[U / 4]) {
+  float y[U];
+  scale_quad_row<In, U>(v, sc, y);
+  encode_words<S, T>(y, w, seed, [&](int k) { return row_index + k; });
+}
+
+// encode_unit_row for a row whose every column passed in_range_group (scales sc >= +0): the same
+// words, without the NaN and overflow handling.
+template <spec S, tuning T, class In, int U>
+__device__ inline void encode_unit_row_in_range(const unit_raw<In, U>& v, const float (&sc)[U],
+                                                std::uint32_t (&w)[U / 4]) {
+  float y[U];
+  scale_quad_row<In, U>(v, sc, y);
+  std::uint32_t signs[U / 4];
+  unit_signs<In, U>(v, signs);
+  encode_words_in_range<S, T>(y, signs, w);
+}
+
 // Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to
 // q[row][word]: each row's U bytes as U / 4 little-endian words.
 // first_index: the logical index of the quad's first element; N: the matrix width.
@@ -49,12 +72,8 @@ __device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&
                                    std::uint32_t (&q)[4][U / 4]) {
   static_assert(U % 4 == 0, "whole words per row");
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    float y[U];
-    scale_quad_row<In, U>(v[j], sc, y);
-    const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
-    encode_words<S, T>(y, q[j], seed, [&](int k) { return row_index + k; });
-  }
+  for (int j = 0; j < 4; ++j)
+    encode_unit_row<S, T, In, U>(v[j], sc, seed, first_index + static_cast<std::uint64_t>(j * N), q[j]);
 }
 
 // Word c of the column-major view of a quad: byte r of column 4 w + c for rows r = 0..3, from
@@ -92,19 +111,12 @@ __device__ inline void store_quad_columns(const std::uint32_t (&q)[4][U / 4], st
   }
 }
 
-// encode_quad for a tile whose every column passed in_range_group (scales sc >= +0): the same
-// words, without the NaN and overflow handling.
+// encode_quad for a tile whose every column passed in_range_group (scales sc >= +0).
 template <spec S, tuning T, class In, int U>
 __device__ inline void encode_quad_in_range(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
                                             std::uint32_t (&q)[4][U / 4]) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    float y[U];
-    scale_quad_row<In, U>(v[j], sc, y);
-    std::uint32_t signs[U / 4];
-    unit_signs<In, U>(v[j], signs);
-    encode_words_in_range<S, T>(y, signs, q[j]);
-  }
+  for (int j = 0; j < 4; ++j) encode_unit_row_in_range<S, T, In, U>(v[j], sc, q[j]);
 }
 
 // Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
@@ -283,9 +295,7 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           if (rq * 4 + j >= rows_here) continue;
-          auto* dst = out_bytes + out.data.offset(b, r0 + rq * 4 + j, c);
-          if constexpr (U == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(q[j][0], q[j][1]);
-          else *reinterpret_cast<std::uint32_t*>(dst) = q[j][0];
+          store_words<U / 4>(out_bytes + out.data.offset(b, r0 + rq * 4 + j, c), q[j]);
         }
       } else if (rq * 4 + 4 <= rows_here) {
 #pragma unroll
@@ -328,20 +338,10 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
         const int r = tid / upr + i * step;
         if (r >= rows_here) break;
         const unit_raw<In, U> v = held(r, uc);
-        float y[U];
-        scale_quad_row<In, U>(v, sc, y);
         std::uint32_t w[U / 4];
-        if constexpr (decltype(fast)::value) {
-          std::uint32_t signs[U / 4];
-          unit_signs<In, U>(v, signs);
-          encode_words_in_range<S, T>(y, signs, w);
-        } else {
-          const std::uint64_t row_index = logical_index(b, r0 + r, c, M, N);
-          encode_words<S, T>(y, w, seed, [&](int k) { return row_index + k; });
-        }
-        auto* dst = out_bytes + out.data.offset(b, r0 + r, c);
-        if constexpr (U == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
-        else *reinterpret_cast<std::uint32_t*>(dst) = w[0];
+        if constexpr (decltype(fast)::value) encode_unit_row_in_range<S, T, In, U>(v, sc, w);
+        else encode_unit_row<S, T, In, U>(v, sc, seed, logical_index(b, r0 + r, c, M, N), w);
+        store_words<U / 4>(out_bytes + out.data.offset(b, r0 + r, c), w);
       }
     };
     if (tile.row_major) {

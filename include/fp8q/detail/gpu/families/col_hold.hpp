@@ -2,8 +2,9 @@
 // pipeline (held_tiles.hpp) over column strips. A tile is 160 rows x 8 units of one strip (128
 // rows for column-major output: col_hold_rows), copied as row_transpose copies; its column
 // maxima go to the columns' amax words (relaxed atomics), and it is cast from shared memory
-// (cast_col_tile) once its strip has counted every tile. The views col_relay takes: row-major input, 16-byte aligned input and output lines,
-// whole units (docs/design.md, "Holding tiles on chip").
+// (cast_col_tile) once its strip has counted every tile. The views col_relay takes: row-major
+// input, 16-byte aligned input and output lines, whole units (docs/design.md, "Holding tiles on
+// chip").
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,7 @@ struct strip_tile {
 };
 
 // Rows: the tile's rows (a constant of the kernel: col_hold_rows).
-template <int U, int Rows = rt_rows>
+template <int U, int Rows>
 __device__ inline strip_tile strip_tile_at(const strip_plan& p, std::int64_t k, std::int64_t M, std::int64_t N) {
   strip_tile t{};
   t.strip = k / p.chunks;
