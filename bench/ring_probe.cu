@@ -272,16 +272,12 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(C + 32 * PW, 1)
               *reinterpret_cast<uint2*>(dst0 + row * N) = make_uint2(__byte_perm(v.x, v.y, 0x7531), __byte_perm(v.z, v.w, 0x7531));
               continue;
             }
-            float y[8];
-            scale_quad_row<bf16, 8>(v, sc, y);
             std::uint32_t w[2];
             if constexpr (decltype(fast_tag)::value) {
-              std::uint32_t signs[2];
-              unit_signs<bf16, 8>(v, signs);
-              encode_words_in_range<S, T>(y, signs, w);
+              encode_unit_words_in_range<S, T, bf16, 8>(v, sc, w);
             } else {
               const std::uint64_t first = logical_index(b, rank * rows + row, c0 + uc * 8, K, N);
-              encode_words<S, T>(y, w, 0, [&](int k) { return first + k; });
+              encode_unit_words<S, T, bf16, 8>(v, sc, w, 0, [&](int k) { return first + k; });
             }
             *reinterpret_cast<uint2*>(dst0 + row * N) = make_uint2(w[0], w[1]);
           }

@@ -32,37 +32,6 @@ inline constexpr int quad_tile_units = 8;
 /// (or 8 units of one row) hit 8 distinct 4-bank groups. Quad q's rows hold unit u in slot u ^ (q % 8).
 __device__ inline int quad_tile_slot(int r, int u) { return u ^ ((r >> 2) & 7); }
 
-// Row j of a quad, widened and scaled by its columns' scales: y[k] = v[j][k] * sc[k].
-template <class In, int U>
-__device__ inline void scale_quad_row(const unit_raw<In, U>& v, const float (&sc)[U], float (&y)[U]) {
-  widen_unit<In, U>(v, y);
-#pragma unroll
-  for (int k = 0; k < U; ++k) y[k] *= sc[k];
-}
-
-// One unit row scaled by its columns' scales and encoded to w: U bytes as U / 4 little-endian
-// words. row_index: the logical index of the row's first element (stochastic rounding's seed).
-template <spec S, tuning T, class In, int U>
-__device__ inline void encode_unit_row(const unit_raw<In, U>& v, const float (&sc)[U],
-                                       std::uint64_t seed, std::uint64_t row_index,
-                                       std::uint32_t (&w)[U / 4]) {
-  float y[U];
-  scale_quad_row<In, U>(v, sc, y);
-  encode_words<S, T>(y, w, seed, [&](int k) { return row_index + k; });
-}
-
-// encode_unit_row for a row whose every column passed in_range_group (scales sc >= +0): the same
-// words, without the NaN and overflow handling.
-template <spec S, tuning T, class In, int U>
-__device__ inline void encode_unit_row_in_range(const unit_raw<In, U>& v, const float (&sc)[U],
-                                                std::uint32_t (&w)[U / 4]) {
-  float y[U];
-  scale_quad_row<In, U>(v, sc, y);
-  std::uint32_t signs[U / 4];
-  unit_signs<In, U>(v, signs);
-  encode_words_in_range<S, T>(y, signs, w);
-}
-
 // Scale and encode 4 consecutive rows x U columns (one unit column of a row quad) to
 // q[row][word]: each row's U bytes as U / 4 little-endian words.
 // first_index: the logical index of the quad's first element; N: the matrix width.
@@ -72,8 +41,10 @@ __device__ inline void encode_quad(const unit_raw<In, U> (&v)[4], const float (&
                                    std::uint32_t (&q)[4][U / 4]) {
   static_assert(U % 4 == 0, "whole words per row");
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
-    encode_unit_row<S, T, In, U>(v[j], sc, seed, first_index + static_cast<std::uint64_t>(j * N), q[j]);
+  for (int j = 0; j < 4; ++j) {
+    const std::uint64_t row_index = first_index + static_cast<std::uint64_t>(j * N);
+    encode_unit_words<S, T, In, U>(v[j], sc, q[j], seed, [&](int k) { return row_index + k; });
+  }
 }
 
 // Word c of the column-major view of a quad: byte r of column 4 w + c for rows r = 0..3, from
@@ -116,7 +87,7 @@ template <spec S, tuning T, class In, int U>
 __device__ inline void encode_quad_in_range(const unit_raw<In, U> (&v)[4], const float (&sc)[U],
                                             std::uint32_t (&q)[4][U / 4]) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j) encode_unit_row_in_range<S, T, In, U>(v[j], sc, q[j]);
+  for (int j = 0; j < 4; ++j) encode_unit_words_in_range<S, T, In, U>(v[j], sc, q[j]);
 }
 
 // Put a quad's bytes (rows 4 rq .. 4 rq + 3, columns U uc .. U uc + U - 1 of the tile) in t:
@@ -339,8 +310,12 @@ __device__ inline void cast_col_tile(const matrix_view<const In>& in, const quan
         if (r >= rows_here) break;
         const unit_raw<In, U> v = held(r, uc);
         std::uint32_t w[U / 4];
-        if constexpr (decltype(fast)::value) encode_unit_row_in_range<S, T, In, U>(v, sc, w);
-        else encode_unit_row<S, T, In, U>(v, sc, seed, logical_index(b, r0 + r, c, M, N), w);
+        if constexpr (decltype(fast)::value) {
+          encode_unit_words_in_range<S, T, In, U>(v, sc, w);
+        } else {
+          const std::uint64_t row_index = logical_index(b, r0 + r, c, M, N);
+          encode_unit_words<S, T, In, U>(v, sc, w, seed, [&](int k) { return row_index + k; });
+        }
         store_words<U / 4>(out_bytes + out.data.offset(b, r0 + r, c), w);
       }
     };

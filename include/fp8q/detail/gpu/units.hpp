@@ -143,15 +143,25 @@ __device__ inline void unit_signs(const unit_raw<In, U>& r, std::uint32_t (&sign
   }
 }
 
-// Scale and encode one unit of a group that passed in_range_group<S>(amax, s) (s >= +0, so x * s
-// has the sign of x) to U / 4 words: the same words as encode_unit_words, without the NaN and
-// overflow handling.
-template <spec S, tuning T, class In, int U>
-__device__ inline void encode_unit_words_in_range(const unit_raw<In, U>& r, float s, std::uint32_t (&w)[U / 4]) {
-  float y[U];
+// Unit r widened and scaled: y[k] = r[k] * s, or r[k] * s[k] where s holds a scale per column
+// (Scale: float or float[U]).
+template <class In, int U, class Scale>
+__device__ inline void scale_unit(const unit_raw<In, U>& r, const Scale& s, float (&y)[U]) {
   widen_unit<In, U>(r, y);
 #pragma unroll
-  for (int k = 0; k < U; ++k) y[k] *= s;
+  for (int k = 0; k < U; ++k) {
+    if constexpr (std::is_array_v<Scale>) y[k] *= s[k];
+    else y[k] *= s;
+  }
+}
+
+// Scale and encode one unit of a group that passed in_range_group<S>(amax, s) (s >= +0, so x * s
+// has the sign of x; Scale as scale_unit's) to U / 4 words: the same words as encode_unit_words,
+// without the NaN and overflow handling.
+template <spec S, tuning T, class In, int U, class Scale>
+__device__ inline void encode_unit_words_in_range(const unit_raw<In, U>& r, const Scale& s, std::uint32_t (&w)[U / 4]) {
+  float y[U];
+  scale_unit<In, U>(r, s, y);
   std::uint32_t signs[U / 4];
   unit_signs<In, U>(r, signs);
   encode_words_in_range<S, T>(y, signs, w);
@@ -191,16 +201,15 @@ __device__ inline void load_units(const In* src, std::int64_t first, std::int64_
     if (first + i * stride < units) w[i] = load_unit<In, U>(src + (first + i * stride) * U);
 }
 
-// Scale and encode one unit of whole words (U a multiple of 4): w, U / 4 little-endian words
-// of codes (tile.hpp's encode_words packs four at a time); index(k): element k's logical index.
-template <spec S, tuning T, class In, int U, class IndexFn>
-__device__ inline void encode_unit_words(const unit_raw<In, U>& r, float s, std::uint32_t (&w)[U / 4],
+// Scale and encode one unit of whole words (U a multiple of 4; Scale as scale_unit's): w, U / 4
+// little-endian words of codes (tile.hpp's encode_words packs four at a time); index(k): element
+// k's logical index.
+template <spec S, tuning T, class In, int U, class Scale, class IndexFn>
+__device__ inline void encode_unit_words(const unit_raw<In, U>& r, const Scale& s, std::uint32_t (&w)[U / 4],
                                          std::uint64_t seed, IndexFn index) {
   static_assert(U % 4 == 0, "whole words");
   float y[U];
-  widen_unit<In, U>(r, y);
-#pragma unroll
-  for (int k = 0; k < U; ++k) y[k] *= s;
+  scale_unit<In, U>(r, s, y);
   encode_words<S, T>(y, w, seed, index);
 }
 
